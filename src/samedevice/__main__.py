@@ -1,0 +1,3 @@
+from samedevice.cli import main
+
+raise SystemExit(main())

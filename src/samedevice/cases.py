@@ -1,0 +1,380 @@
+"""The case registry: every fact about a case, read from the case's own files.
+
+A case is ``cases/<slug>.toml`` (facts and prose), ``snippets/<slug>/broken.py`` and
+``snippets/<slug>/fixed.py`` (the programs), ``cases/<slug>.ipynb`` (the page, generated from
+those by ``samedevice notebook``) and ``cases/<slug>.verified.json`` (verification records,
+written by ``samedevice verify --record``). The site, ``explain``, ``verify``, the indexes and
+the tests all read cases through this module; nothing else keeps a list of cases.
+
+This module must stay importable without torch: ``samedevice explain`` uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+FAMILY_IDS = tuple(f"F{i}" for i in range(1, 11))
+TEMPLATE_IDS = tuple(f"T{i}" for i in range(1, 14))
+VERIFY_MODES = ("sim", "dist", "cpu", "gpu-only")
+PAGE_SECTIONS = ("why", "fix", "find")
+
+
+class CaseError(ValueError):
+    """A case file is missing or malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One era's text of the case's error. ``torch`` is a version range like ``>=2.8``."""
+
+    torch: str
+    text: str
+
+    def applies_to(self, version: str) -> bool:
+        return version_in(version, self.torch)
+
+
+@dataclass(frozen=True)
+class ExpectedError:
+    exception: str
+    template: str
+    op: str
+    argument: str
+    devices: tuple[str, ...]
+    messages: tuple[Message, ...]
+
+    def message_for(self, torch_version: str) -> Message | None:
+        for m in self.messages:
+            if m.applies_to(torch_version):
+                return m
+        return None
+
+
+@dataclass(frozen=True)
+class Link:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Upstream:
+    project: str
+    issue: tuple[Link, ...]
+    fix: tuple[Link, ...]
+    introduced: tuple[Link, ...]
+    evidence: tuple[Link, ...]
+
+
+@dataclass(frozen=True)
+class Versions:
+    package: str
+    affected: str
+    fixed: str
+    notes: str
+
+
+@dataclass(frozen=True)
+class Case:
+    slug: str
+    id: str
+    title: str
+    summary: str
+    family: str
+    templates: tuple[str, ...]
+    verify: str
+    verify_reason: str
+    devices_needed: int
+    error: ExpectedError
+    upstream: Upstream
+    versions: Versions
+    why: str
+    fix: str
+    find: str
+    find_code: str
+    library_frames: tuple[str, ...]
+    root: Path = field(repr=False)
+
+    @property
+    def toml_path(self) -> Path:
+        return self.root / "cases" / f"{self.slug}.toml"
+
+    @property
+    def notebook_path(self) -> Path:
+        return self.root / "cases" / f"{self.slug}.ipynb"
+
+    @property
+    def record_path(self) -> Path:
+        return self.root / "cases" / f"{self.slug}.verified.json"
+
+    @property
+    def broken_path(self) -> Path:
+        return self.root / "snippets" / self.slug / "broken.py"
+
+    @property
+    def fixed_path(self) -> Path:
+        return self.root / "snippets" / self.slug / "fixed.py"
+
+    @property
+    def page_url(self) -> str:
+        """Site-relative URL of the case page."""
+        return f"cases/{self.slug}/"
+
+    def records(self) -> list[dict]:
+        """Verification records, newest first (an empty list when never recorded)."""
+        try:
+            data = json.loads(self.record_path.read_text())
+        except FileNotFoundError:
+            return []
+        except ValueError as e:
+            raise CaseError(f"{self.record_path}: not valid JSON ({e})") from None
+        return sorted(data.get("records", []), key=lambda r: r.get("date", ""), reverse=True)
+
+    def to_dict(self) -> dict:
+        """The JSON shape of ``samedevice cases --json``."""
+        return {
+            "slug": self.slug,
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "family": self.family,
+            "templates": list(self.templates),
+            "verify": self.verify,
+            "verify_reason": self.verify_reason,
+            "devices_needed": self.devices_needed,
+            "error": {
+                "exception": self.error.exception,
+                "template": self.error.template,
+                "op": self.error.op,
+                "argument": self.error.argument,
+                "devices": list(self.error.devices),
+                "messages": [{"torch": m.torch, "text": m.text} for m in self.error.messages],
+            },
+            "upstream": {
+                "project": self.upstream.project,
+                **{
+                    kind: [{"title": x.title, "url": x.url} for x in getattr(self.upstream, kind)]
+                    for kind in ("issue", "fix", "introduced", "evidence")
+                },
+            },
+            "versions": {
+                "package": self.versions.package,
+                "affected": self.versions.affected,
+                "fixed": self.versions.fixed,
+                "notes": self.versions.notes,
+            },
+            "library_frames": list(self.library_frames),
+            "page": self.page_url,
+            "verified": self.records(),
+        }
+
+
+# -- locating the repository -------------------------------------------------------------------
+
+
+def repo_root() -> Path:
+    """The checkout that holds ``cases/`` (``$SAMEDEVICE_ROOT`` overrides)."""
+    env = os.environ.get("SAMEDEVICE_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "cases").is_dir() and (parent / "snippets").is_dir():
+            return parent
+    cwd = Path.cwd()
+    for parent in (cwd, *cwd.parents):
+        if (parent / "cases").is_dir() and (parent / "snippets").is_dir():
+            return parent
+    raise CaseError(
+        "cannot find the samedevice checkout (a folder with cases/ and snippets/); "
+        "run from the repository or set SAMEDEVICE_ROOT"
+    )
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+def _links(path: Path, value: object, key: str) -> tuple[Link, ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    links = []
+    for item in items:
+        if isinstance(item, str):
+            links.append(Link(title=_title_from_url(item), url=item))
+        elif isinstance(item, dict) and "url" in item:
+            links.append(Link(title=str(item.get("title") or _title_from_url(item["url"])), url=str(item["url"])))
+        else:
+            raise CaseError(f"{path}: upstream.{key} entries must be URLs or {{title, url}} tables")
+        if not links[-1].url.startswith("https://"):
+            raise CaseError(f"{path}: upstream.{key} link {links[-1].url!r} is not an https URL")
+    return tuple(links)
+
+
+def _title_from_url(url: str) -> str:
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/(issues|pull|commit)/(\w+)", url)
+    if m:
+        repo, kind, ref = m.groups()
+        return f"{repo}@{ref[:8]}" if kind == "commit" else f"{repo}#{ref}"
+    return url
+
+
+def _require(path: Path, table: dict, key: str, kind: type = str):
+    if key not in table:
+        raise CaseError(f"{path}: missing required field {key!r}")
+    value = table[key]
+    if not isinstance(value, kind):
+        raise CaseError(f"{path}: field {key!r} must be a {kind.__name__}")
+    if kind is str and not value.strip():
+        raise CaseError(f"{path}: field {key!r} is empty")
+    return value
+
+
+def parse_case(path: Path, root: Path) -> Case:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise CaseError(f"{path}: invalid TOML ({e})") from None
+    slug = path.stem
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug):
+        raise CaseError(f"{path}: the file name must be a lowercase-hyphenated slug")
+    case_id = _require(path, data, "id")
+    if not re.fullmatch(r"SD-\d{4}", case_id):
+        raise CaseError(f"{path}: id {case_id!r} must look like SD-0001")
+    family = _require(path, data, "family")
+    if family not in FAMILY_IDS:
+        raise CaseError(f"{path}: family {family!r} is not one of {', '.join(FAMILY_IDS)}")
+    templates = tuple(_require(path, data, "templates", list))
+    for t in templates:
+        if t not in TEMPLATE_IDS:
+            raise CaseError(f"{path}: template {t!r} is not one of T1..T13")
+    verify = data.get("verify", "sim")
+    if verify not in VERIFY_MODES:
+        raise CaseError(f"{path}: verify must be one of {', '.join(VERIFY_MODES)}")
+    verify_reason = str(data.get("verify_reason", ""))
+    if verify == "gpu-only" and not verify_reason:
+        raise CaseError(f"{path}: a gpu-only case must say why in verify_reason")
+
+    err = _require(path, data, "error", dict)
+    messages = tuple(
+        Message(torch=_require(path, m, "torch"), text=_require(path, m, "text"))
+        for m in _require(path, err, "messages", list)
+    )
+    if not messages:
+        raise CaseError(f"{path}: error.messages must list at least one message")
+    error = ExpectedError(
+        exception=_require(path, err, "exception"),
+        template=_require(path, err, "template"),
+        op=str(err.get("op", "")),
+        argument=str(err.get("argument", "")),
+        devices=tuple(err.get("devices", ())),
+        messages=messages,
+    )
+    if error.template not in templates:
+        raise CaseError(f"{path}: error.template {error.template} must be listed in templates")
+
+    up = _require(path, data, "upstream", dict)
+    upstream = Upstream(
+        project=_require(path, up, "project"),
+        issue=_links(path, up.get("issue"), "issue"),
+        fix=_links(path, up.get("fix"), "fix"),
+        introduced=_links(path, up.get("introduced"), "introduced"),
+        evidence=_links(path, up.get("evidence"), "evidence"),
+    )
+    if not (upstream.issue or upstream.fix or upstream.evidence):
+        raise CaseError(f"{path}: upstream needs at least one issue, fix or evidence link")
+    ver = data.get("versions", {})
+    versions = Versions(
+        package=str(ver.get("package", "")),
+        affected=str(ver.get("affected", "")),
+        fixed=str(ver.get("fixed", "")),
+        notes=str(ver.get("notes", "")),
+    )
+    page = _require(path, data, "page", dict)
+    for section in PAGE_SECTIONS:
+        _require(path, page, section)
+    return Case(
+        slug=slug,
+        id=case_id,
+        title=_require(path, data, "title"),
+        summary=_require(path, data, "summary"),
+        family=family,
+        templates=templates,
+        verify=verify,
+        verify_reason=verify_reason,
+        devices_needed=int(data.get("devices_needed", 1)),
+        error=error,
+        upstream=upstream,
+        versions=versions,
+        why=page["why"].strip(),
+        fix=page["fix"].strip(),
+        find=page["find"].strip(),
+        find_code=str(page.get("find_code", "")).strip(),
+        library_frames=tuple(data.get("library_frames", ())),
+        root=root,
+    )
+
+
+@cache
+def _load(root: Path) -> tuple[Case, ...]:
+    case_dir = root / "cases"
+    cases = [parse_case(p, root) for p in sorted(case_dir.glob("*.toml"))]
+    seen: dict[str, str] = {}
+    for c in cases:
+        if c.id in seen:
+            raise CaseError(f"{c.toml_path}: id {c.id} is already used by {seen[c.id]}")
+        seen[c.id] = c.slug
+        for p in (c.broken_path, c.fixed_path):
+            if not p.is_file():
+                raise CaseError(f"{c.toml_path}: missing {p.relative_to(root)}")
+    return tuple(sorted(cases, key=lambda c: c.id))
+
+
+def load_cases(root: Path | None = None) -> tuple[Case, ...]:
+    """All cases, ordered by id."""
+    return _load((root or repo_root()).resolve())
+
+
+def get_case(slug: str, root: Path | None = None) -> Case:
+    for c in load_cases(root):
+        if c.slug == slug or c.id == slug:
+            return c
+    known = ", ".join(c.slug for c in load_cases(root))
+    raise CaseError(f"no case named {slug!r} (known: {known})")
+
+
+# -- version ranges (no dependency on `packaging`: explain must start fast) --------------------
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    core = re.match(r"\d+(\.\d+)*", v.strip())
+    if not core:
+        raise ValueError(f"not a version: {v!r}")
+    return tuple(int(x) for x in core.group(0).split("."))
+
+
+def version_in(version: str, spec: str) -> bool:
+    """``version_in("2.13.0+cpu", ">=2.8")`` -- comma-separated clauses, all must hold."""
+    v = _version_tuple(version)
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        m = re.fullmatch(r"(>=|<=|==|!=|>|<)\s*([\d.]+)", clause)
+        if not m:
+            raise ValueError(f"unsupported version clause {clause!r}")
+        op, bound = m.group(1), _version_tuple(m.group(2))
+        n = max(len(v), len(bound))
+        a, b = v + (0,) * (n - len(v)), bound + (0,) * (n - len(bound))
+        ok = {">=": a >= b, "<=": a <= b, "==": a == b, "!=": a != b, ">": a > b, "<": a < b}[op]
+        if not ok:
+            return False
+    return True
+
+
+@cache
+def families() -> dict[str, dict]:
+    path = Path(__file__).parent / "data" / "families.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,52 @@
+"""``samedevice`` command line: one subcommand per module, imported only when used.
+
+Every subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``. Errors the
+user can fix are reported as one line on stderr with exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS = {
+    "explain": ("samedevice.explain.cli", "read a pasted error or traceback: template, causes, pages"),
+    "cases": ("samedevice.verify.cli_cases", "list the cases and their metadata"),
+    "verify": ("samedevice.verify.cli", "prove each case: broken fails as documented, fixed matches CPU"),
+    "run": ("samedevice.sim.cli", "run a Python script on the simulated accelerator"),
+    "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
+}
+
+
+class UserError(Exception):
+    """A problem with the user's input; printed as one line, exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(
+        prog="samedevice", description="The field guide to PyTorch device errors."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:  # import only the module that will run
+            importlib.import_module(module).add_arguments(p)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except UserError as e:
+        print(f"samedevice {args.command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"samedevice {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
