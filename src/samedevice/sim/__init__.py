@@ -11,11 +11,15 @@ from ._naming import BACKEND, SPELLING
 def enable(alias_cuda: bool = False) -> torch.device:
     """Register the simulated accelerator (once per process) and return its device."""
     _backend.register()
+    from . import dist
+
+    dist.register()
     if alias_cuda:
         from . import _alias
 
-        _alias.enable()
         SPELLING.alias_cuda = True
+        _alias.enable()
+        dist.alias_nccl()
     return torch.device(BACKEND, 0)
 
 

@@ -163,6 +163,58 @@ def _indices_rule(op: torch._ops.OpOverload):
     return kernel
 
 
+# -- storages --------------------------------------------------------------------------------------
+
+
+def _is_sim_device(device: Any) -> bool:
+    try:
+        return device is not None and torch.device(device).type == "sim"
+    except (RuntimeError, TypeError):
+        return False
+
+
+def _new_sim_storage(nbytes: int, device: Any) -> torch.UntypedStorage:
+    return torch.empty(int(nbytes), dtype=torch.uint8, device=device).untyped_storage()
+
+
+def _patch_storages() -> None:
+    """Storages on the sim device must be made through tensors.
+
+    ``torch.UntypedStorage(n, device=...)`` asks the device's C++ allocator for memory, and a
+    Python backend has none: PyTorch dereferences a null allocator and the process dies.
+    ``torch.load(map_location=...)`` and ``storage.to(device)`` take that road.
+    """
+    import torch.storage as storage_module
+
+    original_to = storage_module._to
+    if getattr(original_to, "_samedevice", False):
+        return
+
+    def _to(self: Any, device: Any, non_blocking: bool = False) -> Any:
+        if _is_sim_device(device) and self.device != torch.device(device):
+            target = _new_sim_storage(self.nbytes(), device)
+            target.copy_(self, non_blocking)
+            return target
+        return original_to(self, device, non_blocking)
+
+    _to._samedevice = True  # type: ignore[attr-defined]
+    storage_module._to = _to
+
+    base_new = torch._C.StorageBase.__new__
+
+    def __new__(cls: type, *args: Any, device: Any = None, **kwargs: Any) -> Any:
+        if _is_sim_device(device):
+            if not args:
+                return _new_sim_storage(0, device)
+            if isinstance(args[0], int) and len(args) == 1:
+                return _new_sim_storage(args[0], device)
+            cpu = base_new(cls, *args, **kwargs)
+            return _to(cpu, device)
+        return base_new(cls, *args, device=device, **kwargs) if device is not None else base_new(cls, *args, **kwargs)
+
+    torch.UntypedStorage.__new__ = __new__  # type: ignore[method-assign]
+
+
 # -- autograd --------------------------------------------------------------------------------------
 
 
@@ -217,3 +269,8 @@ def install(aten_lib: torch.library.Library) -> None:
 
     _libraries.append(fallthrough)
     _single_threaded_backward()
+    _patch_storages()
+    from . import _nn_kernels, _runtime
+
+    _nn_kernels.install(aten_lib)
+    _runtime.install()

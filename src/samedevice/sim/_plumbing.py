@@ -45,8 +45,18 @@ def to_cpu(t: torch.Tensor) -> torch.Tensor:
     return _retarget(t, _DL_CPU, 0)
 
 
+class _Usage:
+    """How many sim tensors were made: a run that made none never used the accelerator."""
+
+    created = 0
+
+
+USAGE = _Usage()
+
+
 def from_cpu(c: torch.Tensor, index: int) -> torch.Tensor:
     """A ``sim:index`` tensor sharing the CPU tensor ``c``'s memory and geometry."""
+    USAGE.created += 1
     return _retarget(c, _DL_EXT_DEV, index)
 
 

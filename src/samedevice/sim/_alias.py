@@ -1,0 +1,160 @@
+"""The "cuda" alias: code that says ``"cuda"`` runs on the simulated device and reads like CUDA.
+
+Most user code and most upstream bugs say ``device="cuda"``, ``.cuda()`` or ``.to("cuda")``;
+case pages should show the text those users saw. A TorchFunctionMode sits in front of every
+torch call made by user code and
+
+* maps ``"cuda"``/``"cuda:N"``/``torch.device("cuda")`` arguments to ``sim``/``sim:N``;
+* answers ``.device`` with ``cuda:N``, ``.is_cuda`` with True and ``.type()`` with
+  ``torch.cuda.FloatTensor`` for simulated tensors (``repr`` prints ``device='cuda:0'``);
+* rewrites sim spellings in exceptions raised by PyTorch itself (``can't convert sim:0 ...``).
+
+Code *inside* torch functions runs with the mode disabled (TorchFunctionMode semantics), so
+PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA.
+``torch.cuda.is_available()`` stays False, so ``"cuda" if torch.cuda.is_available() else "cpu"``
+still picks the CPU: such snippets are reported as never using the accelerator.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ._naming import BACKEND, respell
+
+Tensor = torch.Tensor
+_DEVICE = Tensor.device
+_IS_CUDA = Tensor.is_cuda
+_REPR_FUNCS = {Tensor.__repr__, Tensor.__str__, Tensor.__format__}
+_POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory}
+_SIM_REPR = re.compile(rf"device='{BACKEND}:(\d+)'")
+
+
+def _to_sim(value: Any) -> Any:
+    """Map a CUDA device spec to the simulated device; leave everything else alone."""
+    if isinstance(value, str):
+        if value == "cuda" or value.startswith("cuda:"):
+            return torch.device(BACKEND + value[4:])
+        return value
+    if isinstance(value, torch.device) and value.type == "cuda":
+        return torch.device(BACKEND, value.index) if value.index is not None else torch.device(BACKEND)
+    return value
+
+
+def _to_cuda(device: torch.device) -> torch.device:
+    if device.type == BACKEND:
+        return torch.device("cuda", device.index if device.index is not None else 0)
+    return device
+
+
+class CudaAlias(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        __tracebackhide__ = True
+        kwargs = kwargs or {}
+        owner = getattr(func, "__self__", None)
+        if owner is _DEVICE:
+            return _to_cuda(func(*args, **kwargs))
+        if owner is _IS_CUDA:
+            t = args[0]
+            return t.device.type in ("cuda", BACKEND)
+        if func is Tensor.cuda:
+            return _cuda_method(*args, **kwargs)
+        if func is Tensor.type and len(args) == 1 and not kwargs:
+            return respell(func(*args))
+        if "device" in kwargs:
+            kwargs = dict(kwargs)
+            kwargs["device"] = _to_sim(kwargs["device"])
+        generator = kwargs.get("generator")
+        if generator is not None:
+            _check_sim_generator_target(generator, args, kwargs)
+        if func in _POSITIONAL_DEVICE and args:
+            # Tensor.to("cuda") / Tensor.to(torch.device("cuda"), ...): the device is positional
+            args = tuple(_to_sim(a) for a in args)
+        try:
+            result = func(*args, **kwargs)
+        except Exception as e:
+            _respell_exception(e)
+            raise
+        if func in _REPR_FUNCS and isinstance(result, str):
+            return _SIM_REPR.sub(r"device='cuda:\1'", result)
+        return result
+
+
+def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
+    """``Tensor.cuda(device=None)``: the current simulated device, or the one given."""
+    __tracebackhide__ = True
+    if device is None:
+        from ._backend import current_index
+
+        target = torch.device(BACKEND, current_index())
+    elif isinstance(device, int):
+        target = torch.device(BACKEND, device)
+    else:
+        target = _to_sim(torch.device(device) if isinstance(device, str) else device)
+    return self.to(target, non_blocking=non_blocking, **kwargs)
+
+
+def _check_sim_generator_target(generator: Any, args: tuple, kwargs: dict) -> None:
+    """A CUDA generator given to a CPU op: CUDA's CPU kernels reject it, so must the simulator.
+
+    (The reverse -- a CPU generator for a device op -- is checked by the kernel itself.)
+    """
+    __tracebackhide__ = True
+    from ._kernel import SIM_GENERATORS
+
+    if getattr(generator, "_cdata", None) not in SIM_GENERATORS:
+        return
+    device = kwargs.get("device")
+    if device is None:
+        first = next((a for a in args if isinstance(a, Tensor)), None)
+        with torch._C.DisableTorchFunction():
+            device = first.device if first is not None else torch.get_default_device()
+    if torch.device(device).type == "cpu":
+        raise RuntimeError("Expected a 'cpu' device type for generator but found 'cuda'")
+
+
+def _respell_exception(e: BaseException) -> None:
+    if e.args and isinstance(e.args[0], str):
+        new = respell(e.args[0])
+        if new != e.args[0]:
+            e.args = (new, *e.args[1:])
+
+
+_mode: CudaAlias | None = None
+
+
+def enable() -> None:
+    """Push the alias mode for this thread (once), and make checkpoints say "cuda"."""
+    global _mode
+    if _mode is None:
+        _mode = CudaAlias()
+        _mode.__enter__()
+        _register_serialization()
+
+
+def _register_serialization() -> None:
+    """Save simulated storages as ``cuda:N`` and restore ``cuda:N`` ones to the sim device.
+
+    Under the alias a checkpoint written by a snippet reads like one written on a GPU, and
+    loading a CUDA checkpoint (``map_location="cuda"`` or none) lands on the simulated device,
+    as it would on a GPU machine.
+    """
+    from ._naming import SPELLING
+
+    def tagger(storage: Any) -> str | None:
+        if SPELLING.alias_cuda and storage.device.type == BACKEND:
+            return f"cuda:{storage.device.index or 0}"
+        return None
+
+    def deserializer(obj: Any, location: str) -> Any:
+        if not (SPELLING.alias_cuda and location.startswith("cuda")):
+            return None
+        device = _to_sim(location)
+        if getattr(obj, "_torch_load_uninitialized", False):
+            return torch.empty(obj.nbytes(), dtype=torch.uint8, device=device).untyped_storage()
+        return obj.to(device=device)
+
+    torch.serialization.register_package(15, tagger, deserializer)

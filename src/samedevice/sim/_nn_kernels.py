@@ -1,0 +1,172 @@
+"""Kernels that CUDA has and the CPU lacks, or whose checks live in device-specific code.
+
+* Convolution: ATen's composite ``convolution`` would send a PrivateUse1 input to
+  ``convolution_overrideable`` (not implemented). CUDA's ``_convolution`` checks that input,
+  weight and bias have the same type once it picked a backend from the *input's* device:
+  cuDNN for an accelerator input (plain message), MKLDNN for a float CPU input (the message
+  with "or input should be a MKLDNN tensor ..."). The kernel re-enacts that and computes on
+  the CPU.
+* RNN cells: for non-CPU inputs ATen's LSTM/GRU layers call the fused cell kernels
+  ``_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell`` that exist only for CUDA. They are
+  written here with the CUDA kernels' formulas (aten/src/ATen/native/cuda/RNN.cu), including
+  the workspaces their backward kernels read. ATen's own ``check_device`` runs before them,
+  so a CPU hidden state still raises PyTorch's genuine "Input and hidden tensors are not at
+  the same device" message.
+* ``_pin_memory``: pinning asks the accelerator's hooks for a pinned allocator; on a CPU-only
+  machine ordinary memory is what a copy gets anyway.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+
+from ._naming import type_text
+from ._plumbing import from_cpu, is_sim, to_cpu
+
+aten = torch.ops.aten
+
+
+def _cpu(t: Any) -> Any:
+    return to_cpu(t) if isinstance(t, torch.Tensor) and is_sim(t) else t
+
+
+def _same_type(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.device == b.device and a.dtype == b.dtype
+
+
+def _check_conv_types(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    __tracebackhide__ = True
+    mkldnn = not is_sim(input) and input.dtype in (torch.float32, torch.bfloat16)
+    for name, other in (("weight", weight), ("bias", bias)):
+        if other is None or _same_type(input, other):
+            continue
+        suffix = (
+            f" or input should be a MKLDNN tensor and {name} is a dense tensor" if mkldnn else ""
+        )
+        raise RuntimeError(
+            f"Input type ({type_text(input)}) and {name} type ({type_text(other)}) "
+            f"should be the same{suffix}"
+        )
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: ANN001
+    __tracebackhide__ = True
+    _check_conv_types(input, weight, bias)
+    out = aten.convolution.default(
+        _cpu(input), _cpu(weight), _cpu(bias), stride, padding, dilation, transposed,
+        output_padding, groups,
+    )
+    return from_cpu(out, input.get_device())
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,  # noqa: ANN001
+                         transposed, output_padding, groups, output_mask):
+    __tracebackhide__ = True
+    index = grad_output.get_device()
+    grads = aten.convolution_backward.default(
+        _cpu(grad_output), _cpu(input), _cpu(weight), bias_sizes, stride, padding, dilation,
+        transposed, output_padding, groups, output_mask,
+    )
+    return tuple(from_cpu(g, index) if isinstance(g, torch.Tensor) else g for g in grads)
+
+
+# -- RNN cells ---------------------------------------------------------------------------------
+
+
+def _gate_sum(gates: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    return gates if bias is None else gates + bias
+
+
+def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):  # noqa: ANN001
+    index = input_gates.get_device()
+    ig, hg, c = _cpu(input_gates), _cpu(hidden_gates), _cpu(cx)
+    gates = _gate_sum(ig, _cpu(input_bias)) + _gate_sum(hg, _cpu(hidden_bias))
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * c + i * g
+    hy = o * cy.tanh()
+    workspace = torch.cat([i, f, g, o], 1)
+    return from_cpu(hy, index), from_cpu(cy, index), from_cpu(workspace, index)
+
+
+def fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias):  # noqa: ANN001
+    index = workspace.get_device()
+    ws, c, c_new = _cpu(workspace), _cpu(cx), _cpu(cy)
+    i, f, g, o = ws.chunk(4, 1)
+    ghy = _cpu(grad_hy) if grad_hy is not None else torch.zeros_like(c_new)
+    tanh_cy = c_new.tanh()
+    g_o = ghy * tanh_cy * o * (1 - o)
+    g_c = ghy * o * (1 - tanh_cy * tanh_cy)
+    if grad_cy is not None:
+        g_c = g_c + _cpu(grad_cy)
+    g_i = g_c * g * i * (1 - i)
+    g_f = g_c * c * f * (1 - f)
+    g_g = g_c * i * (1 - g * g)
+    grad_gates = torch.cat([g_i, g_f, g_g, g_o], 1)
+    grad_cx = g_c * f
+    grad_bias = grad_gates.sum(0) if has_bias else None
+    return (
+        from_cpu(grad_gates, index),
+        from_cpu(grad_cx, index),
+        from_cpu(grad_bias, index) if grad_bias is not None else None,
+    )
+
+
+def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):  # noqa: ANN001
+    index = input_gates.get_device()
+    ig = _gate_sum(_cpu(input_gates), _cpu(input_bias))
+    hg = _gate_sum(_cpu(hidden_gates), _cpu(hidden_bias))
+    h = _cpu(hx)
+    ir, ii, in_ = ig.chunk(3, 1)
+    hr, hi, hn = hg.chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (ii + hi).sigmoid()
+    n = (in_ + r * hn).tanh()
+    hy = n + z * (h - n)
+    workspace = torch.cat([r, z, n, hn, h], 1)
+    return from_cpu(hy, index), from_cpu(workspace, index)
+
+
+def fused_gru_cell_backward(grad_hy, workspace, has_bias):  # noqa: ANN001
+    index = workspace.get_device()
+    r, z, n, hn, h = _cpu(workspace).chunk(5, 1)
+    go = _cpu(grad_hy)
+    g_z = go * (h - n) * z * (1 - z)
+    g_h = go * z
+    g_n = go * (1 - z) * (1 - n * n)
+    g_hn = g_n * r
+    g_r = g_n * hn * r * (1 - r)
+    grad_input_gates = torch.cat([g_r, g_z, g_n], 1)
+    grad_hidden_gates = torch.cat([g_r, g_z, g_hn], 1)
+    outs = [grad_input_gates, grad_hidden_gates, g_h]
+    if has_bias:
+        outs += [grad_input_gates.sum(0), grad_hidden_gates.sum(0)]
+        return tuple(from_cpu(x, index) for x in outs)
+    return (*(from_cpu(x, index) for x in outs), None, None)
+
+
+def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
+    return self.clone()
+
+
+KERNELS = {
+    ("convolution", "PrivateUse1"): convolution,
+    ("convolution_backward", "PrivateUse1"): convolution_backward,
+    ("_thnn_fused_lstm_cell", "PrivateUse1"): fused_lstm_cell,
+    ("_thnn_fused_lstm_cell_backward_impl", "PrivateUse1"): fused_lstm_cell_backward_impl,
+    ("_thnn_fused_gru_cell", "PrivateUse1"): fused_gru_cell,
+    ("_thnn_fused_gru_cell_backward", "PrivateUse1"): fused_gru_cell_backward,
+    ("_pin_memory", "CPU"): pin_memory,
+}
+
+
+def install(aten_lib: torch.library.Library) -> None:
+    with warnings.catch_warnings():
+        # "Overriding a previously registered kernel": functorch and the CPU build register
+        # kernels for some of these keys; replacing them is the point.
+        warnings.simplefilter("ignore", UserWarning)
+        for (name, key), fn in KERNELS.items():
+            aten_lib.m.impl(name, key, fn, False)

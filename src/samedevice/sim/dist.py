@@ -1,0 +1,197 @@
+"""``torch.distributed`` for the simulated accelerator: the role NCCL plays for CUDA.
+
+Gloo serves CPU tensors only (``ProcessGroupGloo::allreduce: unsupported device type sim``),
+and a backend written in Python can only be a whole ``ProcessGroup``. So the group registered
+here as backend ``"simgloo"`` (``init_process_group(backend="simgloo")``; under the CUDA
+alias ``"nccl"`` maps to it) is a Python ``ProcessGroup`` that
+
+* carries simulated tensors by copying them to the CPU, running Gloo's collective and copying
+  the result back -- enough for ``all_reduce``, ``broadcast``, ``all_gather`` and DDP;
+* hands any other tensor to a real c10d ``ProcessGroup`` whose only backend serves the
+  ``sim`` device type, so a CPU tensor fails with c10d's own
+  ``No backend type associated with device type cpu`` -- what an NCCL-only group prints.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import ProcessGroup as C10dGroup
+from torch._C._distributed_c10d import ProcessGroupGloo, _create_work_from_future
+
+from ._naming import BACKEND
+from ._plumbing import from_cpu, is_sim, to_cpu
+
+NAME = "simgloo"
+
+
+def _plain(method: Any) -> Any:
+    """Run a collective with torch-function handling off.
+
+    c10d calls these methods from C++ (DDP's reducer) or from ``dist.*`` in user code, where
+    the CUDA alias mode would answer ``.device``/``.is_cuda`` with CUDA's names.
+    """
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        with torch._C.DisableTorchFunction():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+def _done(result: Any) -> Any:
+    fut: torch.futures.Future = torch.futures.Future()
+    fut.set_result(result)
+    return _create_work_from_future(fut)
+
+
+def _all_sim(tensors: list[torch.Tensor]) -> bool:
+    return bool(tensors) and all(is_sim(t) for t in tensors)
+
+
+class SimProcessGroup(dist.ProcessGroup):
+    def __init__(self, store: dist.Store, rank: int, size: int, timeout: timedelta) -> None:
+        super().__init__(rank, size)
+        self._rank, self._size = rank, size
+        self._gloo = ProcessGroupGloo(dist.PrefixStore("samedevice/gloo", store), rank, size, timeout)
+        self._c10d = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
+        self._c10d._register_backend(torch.device(BACKEND), C10dGroup.BackendType.GLOO, self._gloo)
+
+    def getBackendName(self) -> str:  # noqa: N802 - c10d's name
+        return NAME
+
+    def size(self) -> int:
+        return self._size
+
+    def rank(self) -> int:
+        return self._rank
+
+    # Each collective: sim tensors -> CPU copies -> Gloo -> copy back; others -> c10d (raises).
+
+    def _host(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        return [to_cpu(t).clone() for t in tensors]
+
+    @staticmethod
+    def _copy_back(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
+        for d, s in zip(dst, src, strict=True):
+            d.copy_(from_cpu(s, d.get_device()))
+
+    @_plain
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.AllreduceOptions()
+        if not _all_sim(tensors):
+            return self._c10d.allreduce(tensors, opts)
+        host = self._host(tensors)
+        self._gloo.allreduce(host, opts).wait()
+        self._copy_back(tensors, host)
+        return _done(tensors)
+
+    @_plain
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.AllreduceCoalescedOptions()
+        if not _all_sim(tensors):
+            return self._c10d.allreduce_coalesced(tensors, opts)
+        host = self._host(tensors)
+        self._gloo.allreduce_coalesced(host, opts).wait()
+        self._copy_back(tensors, host)
+        return _done(tensors)
+
+    @_plain
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.BroadcastOptions()
+        if not _all_sim(tensors):
+            return self._c10d.broadcast(tensors, opts)
+        host = self._host(tensors)
+        self._gloo.broadcast(host, opts).wait()
+        self._copy_back(tensors, host)
+        return _done(tensors)
+
+    @_plain
+    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.AllgatherOptions()
+        if not (_all_sim(inputs) and all(_all_sim(o) for o in outputs)):
+            return self._c10d.allgather(outputs, inputs, opts)
+        host_out = [self._host(o) for o in outputs]
+        self._gloo.allgather(host_out, self._host(inputs), opts).wait()
+        for dst, src in zip(outputs, host_out, strict=True):
+            self._copy_back(dst, src)
+        return _done(outputs)
+
+    @_plain
+    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.AllgatherOptions()
+        if not _all_sim([output, input]):
+            return self._c10d._allgather_base(output, input, opts)
+        host_out = to_cpu(output).clone()
+        self._gloo._allgather_base(host_out, to_cpu(input).clone(), opts).wait()
+        output.copy_(from_cpu(host_out, output.get_device()))
+        return _done([output])
+
+    @_plain
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        __tracebackhide__ = True
+        opts = opts or dist.ReduceOptions()
+        if not _all_sim(tensors):
+            return self._c10d.reduce(tensors, opts)
+        host = self._host(tensors)
+        self._gloo.reduce(host, opts).wait()
+        self._copy_back(tensors, host)
+        return _done(tensors)
+
+    @_plain
+    def barrier(self, opts: Any = None) -> Any:
+        self._gloo.barrier(opts or dist.BarrierOptions()).wait()
+        return _done(None)
+
+
+def _create(store: dist.Store, rank: int, size: int, timeout: timedelta) -> SimProcessGroup:
+    return SimProcessGroup(store, rank, size, timeout)
+
+
+_registered = False
+
+
+def register() -> None:
+    """Make ``backend="simgloo"`` available (idempotent; called by ``sim.enable``)."""
+    global _registered
+    if _registered or not dist.is_available():
+        return
+    if NAME not in dist.Backend.backend_list:
+        dist.Backend.register_backend(NAME, _create, devices=[BACKEND])
+    _registered = True
+
+
+def alias_nccl() -> None:
+    """Under the CUDA alias, ``backend="nccl"`` (CUDA's default) means the simulated group."""
+    original = dist.init_process_group
+    if getattr(original, "_samedevice", False):
+        return
+
+    def _map(backend: Any) -> Any:
+        if isinstance(backend, str) and backend.lower() in ("nccl", "cuda:nccl"):
+            return NAME
+        return backend
+
+    def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return original(_map(backend), *args, **kwargs)
+
+    init_process_group._samedevice = True  # type: ignore[attr-defined]
+    init_process_group.__wrapped__ = original  # type: ignore[attr-defined]
+    dist.init_process_group = init_process_group
+    original_new_group = dist.new_group
+
+    def new_group(*args: Any, backend: Any = None, **kwargs: Any) -> Any:
+        return original_new_group(*args, backend=_map(backend), **kwargs)
+
+    dist.new_group = new_group
