@@ -1,27 +1,84 @@
-"""samedevice.sim: a simulated accelerator, so CPU-only machines reproduce device bugs exactly."""
+"""samedevice.sim: a simulated accelerator, so CPU-only machines reproduce device bugs exactly.
+
+``enable()`` registers a second device, ``sim``, at PyTorch's PrivateUse1 key. Its tensors live
+in ordinary host memory but count as another device: PyTorch's device checks fire where they
+fire on CUDA, with CUDA's messages, and the numbers are the CPU's. ``enable(alias_cuda=True)``
+also makes code that says "cuda" run on it and read like CUDA (``cuda:0``,
+``wrapper_CUDA_addmm``, ``torch.cuda.FloatTensor``). See docs/how-cpu-verification-works.md.
+"""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import torch
 
 from . import _backend
 from ._naming import BACKEND, SPELLING
 
+__all__ = ["DEVICE_COUNT", "cuda_alias", "device", "enable", "is_enabled", "set_alias", "usage"]
+
+DEVICE_COUNT = _backend.DEVICE_COUNT
+
 
 def enable(alias_cuda: bool = False) -> torch.device:
-    """Register the simulated accelerator (once per process) and return its device."""
+    """Register the simulated accelerator (once per process) and return its device.
+
+    With ``alias_cuda=True`` the "cuda" alias is switched on as well (see :func:`set_alias`).
+    Enabling is process-wide and cannot be undone; the alias can be switched off again.
+    """
     _backend.register()
     from . import dist
 
     dist.register()
     if alias_cuda:
-        from . import _alias
-
-        SPELLING.alias_cuda = True
-        _alias.enable()
-        dist.alias_nccl()
+        set_alias(True)
     return torch.device(BACKEND, 0)
 
 
 def is_enabled() -> bool:
     return _backend.is_registered()
+
+
+def set_alias(on: bool) -> None:
+    """Switch the "cuda" alias on or off for this thread (the simulator must be enabled)."""
+    if not _backend.is_registered():
+        raise RuntimeError("samedevice.sim.enable() must run before the cuda alias is switched on")
+    from . import _alias, dist
+
+    if on:
+        SPELLING.alias_cuda = True
+        _alias.enable()
+        dist.alias_nccl()
+    else:
+        _alias.disable()
+        SPELLING.alias_cuda = False
+
+
+@contextlib.contextmanager
+def cuda_alias(on: bool = True) -> Iterator[None]:
+    """``with sim.cuda_alias(): ...`` -- the alias inside the block only."""
+    before = SPELLING.alias_cuda
+    set_alias(on)
+    try:
+        yield
+    finally:
+        set_alias(before)
+
+
+def device(index: int = 0) -> torch.device:
+    """The simulated device as user code should name it (``cuda:N`` under the alias)."""
+    return torch.device("cuda" if SPELLING.alias_cuda else BACKEND, index)
+
+
+def usage() -> int:
+    """How many simulated tensors this process has created so far.
+
+    A program that leaves this unchanged never used the accelerator: on a CPU-only machine a
+    snippet that picks its device with ``torch.cuda.is_available()`` runs entirely on the CPU
+    and proves nothing about device placement.
+    """
+    from ._plumbing import USAGE
+
+    return USAGE.created

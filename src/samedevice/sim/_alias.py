@@ -126,13 +126,25 @@ def _respell_exception(e: BaseException) -> None:
 _mode: CudaAlias | None = None
 
 
+_serialization_registered = False
+
+
 def enable() -> None:
     """Push the alias mode for this thread (once), and make checkpoints say "cuda"."""
-    global _mode
+    global _mode, _serialization_registered
     if _mode is None:
         _mode = CudaAlias()
         _mode.__enter__()
+    if not _serialization_registered:
         _register_serialization()
+        _serialization_registered = True
+
+
+def disable() -> None:
+    global _mode
+    if _mode is not None:
+        _mode.__exit__(None, None, None)
+        _mode = None
 
 
 def _register_serialization() -> None:

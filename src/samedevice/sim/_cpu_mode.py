@@ -1,0 +1,98 @@
+"""The plain-CPU reference run: the same program, with every "cuda" read as "cpu".
+
+``verify`` proves a fixed snippet by running it twice -- on the simulated accelerator and on
+the plain CPU -- and comparing what it computed. Snippets say ``"cuda"`` as their users did,
+so the reference run maps CUDA device specs (``device="cuda"``, ``.cuda()``, ``.to("cuda:1")``,
+``torch.Generator(device="cuda")``, ``map_location="cuda"``, ``backend="nccl"``) to the CPU.
+Nothing of the simulator is loaded in this mode.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+Tensor = torch.Tensor
+_CPU = torch.device("cpu")
+_POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory}
+
+
+def _to_cpu_spec(value: Any) -> Any:
+    if isinstance(value, str) and (value == "cuda" or value.startswith("cuda:")):
+        return _CPU
+    if isinstance(value, torch.device) and value.type == "cuda":
+        return _CPU
+    return value
+
+
+class CpuReference(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        if func is Tensor.cuda:
+            return args[0].to(_CPU)
+        if "device" in kwargs:
+            kwargs = dict(kwargs)
+            kwargs["device"] = _to_cpu_spec(kwargs["device"])
+        if func in _POSITIONAL_DEVICE and args:
+            args = tuple(_to_cpu_spec(a) for a in args)
+        return func(*args, **kwargs)
+
+
+_mode: CpuReference | None = None
+
+
+def enable() -> None:
+    global _mode
+    if _mode is not None:
+        return
+    _mode = CpuReference()
+    _mode.__enter__()
+    _patch_generator()
+    _patch_load()
+    _patch_distributed()
+
+
+def _patch_generator() -> None:
+    base = torch._C.Generator
+
+    class _Meta(type(base)):  # type: ignore[misc]
+        def __instancecheck__(cls, obj: object) -> bool:
+            return isinstance(obj, base)
+
+    class Generator(base, metaclass=_Meta):
+        def __new__(cls, device: Any = None) -> Any:
+            device = _to_cpu_spec(device)
+            return base.__new__(cls, device=device) if device is not None else base.__new__(cls)
+
+    torch.Generator = Generator  # type: ignore[misc]
+
+
+def _patch_load() -> None:
+    original = torch.load
+
+    @functools.wraps(original)
+    def load(*args: Any, map_location: Any = None, **kwargs: Any) -> Any:
+        if map_location is None or _to_cpu_spec(map_location) is _CPU:
+            map_location = "cpu"
+        return original(*args, map_location=map_location, **kwargs)
+
+    torch.load = load
+
+
+def _patch_distributed() -> None:
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return
+    original = dist.init_process_group
+
+    @functools.wraps(original)
+    def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(backend, str) and "nccl" in backend.lower():
+            backend = "gloo"
+        return original(backend, *args, **kwargs)
+
+    dist.init_process_group = init_process_group

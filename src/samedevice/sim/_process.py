@@ -1,0 +1,112 @@
+"""Inside a process run by ``runner``: set the device view up and record how the program ended.
+
+The parent reads two files: ``$SAMEDEVICE_RESULT`` (JSON: how the program ended, which
+exception, how many simulated tensors it made) and ``$SAMEDEVICE_RESULT.pt`` (the tensors and
+module states it left in ``__main__``, moved to the CPU, for comparison with a CPU run).
+Only the process the runner started records; ranks it spawns do not inherit the file names.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+_MAX_DEPTH = 4
+
+
+def start(mode: str) -> None:
+    if mode == "cpu":
+        from . import _cpu_mode
+
+        _cpu_mode.enable()
+    elif mode in ("cuda", "sim"):
+        from samedevice import sim
+
+        sim.enable(alias_cuda=(mode == "cuda"))
+    elif mode != "plain":
+        print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu or plain", file=sys.stderr)
+        raise SystemExit(2)
+    result = os.environ.pop("SAMEDEVICE_RESULT", None)
+    if result:
+        _Recorder(result, mode).install()
+
+
+def _frames(tb: Any) -> list[dict]:
+    frames = []
+    for fs in traceback.extract_tb(tb):
+        if "/samedevice/" in fs.filename.replace("\\", "/") or fs.filename.startswith("<frozen"):
+            continue
+        frames.append({"file": fs.filename, "line": fs.lineno, "name": fs.name, "code": fs.line or ""})
+    return frames
+
+
+class _Recorder:
+    def __init__(self, path: str, mode: str) -> None:
+        self.path = path
+        self.mode = mode
+        self.record: dict[str, Any] = {"status": "ok", "mode": mode, "exception": None}
+
+    def install(self) -> None:
+        previous = sys.excepthook
+
+        def hook(exc_type: type, exc: BaseException, tb: Any) -> None:
+            self.record["status"] = "error"
+            self.record["exception"] = {
+                "type": exc_type.__name__,
+                "module": exc_type.__module__,
+                "message": str(exc),
+                "frames": _frames(tb),
+            }
+            previous(exc_type, exc, tb)
+
+        sys.excepthook = hook
+        atexit.register(self.write)
+
+    def write(self) -> None:
+        import torch
+
+        plumbing = sys.modules.get("samedevice.sim._plumbing")
+        self.record["usage"] = plumbing.USAGE.created if plumbing else 0
+        self.record["torch"] = torch.__version__
+        values = {}
+        main = sys.modules.get("__main__")
+        if self.record["status"] == "ok" and main is not None:
+            with torch._C.DisableTorchFunction():  # the alias must not rename devices here
+                for name, value in list(vars(main).items()):
+                    if name.startswith("_"):
+                        continue
+                    captured = _capture(value, 0)
+                    if captured is not None:
+                        values[name] = captured
+            torch.save(values, self.path + ".pt")
+        self.record["values"] = sorted(values)
+        with open(self.path, "w", encoding="utf-8") as f:
+            json.dump(self.record, f)
+
+
+def _capture(value: Any, depth: int) -> Any:
+    """Tensors, module and optimizer states, numbers, and containers of them -- on the CPU."""
+    import torch
+
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, torch.nn.Module):
+        return {k: v.detach().to("cpu", copy=True) for k, v in value.state_dict().items()}
+    if isinstance(value, torch.optim.Optimizer):
+        return _capture(value.state_dict()["state"], depth + 1)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        out = {k: _capture(v, depth + 1) for k, v in value.items() if isinstance(k, str | int)}
+        out = {k: v for k, v in out.items() if v is not None}
+        return out or None
+    if isinstance(value, list | tuple):
+        items = [_capture(v, depth + 1) for v in value]
+        return items if any(i is not None for i in items) else None
+    return None

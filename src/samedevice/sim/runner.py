@@ -1,0 +1,125 @@
+"""Run a Python program as its user would (``python script.py``), seeing a chosen device.
+
+Modes: ``"cuda"`` -- the simulated accelerator answering to "cuda" (the page's view);
+``"sim"`` -- the simulated accelerator under its own name; ``"cpu"`` -- the plain-CPU
+reference run ("cuda" read as "cpu"); ``"plain"`` -- nothing changed (real CUDA on a GPU
+machine, or the CPU-only environment itself for environment bugs). Each run is a fresh process: the simulator changes
+PyTorch process-wide, and a snippet's module-level state must not leak into the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STARTUP_DIR = Path(__file__).parent / "_startup"
+MODES = ("cuda", "sim", "cpu", "plain")
+
+
+@dataclass
+class RunResult:
+    script: Path
+    mode: str
+    returncode: int
+    seconds: float
+    stdout: str
+    stderr: str
+    record: dict[str, Any] = field(default_factory=dict)
+    values_path: Path | None = None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.record.get("status") == "ok"
+
+    @property
+    def exception(self) -> dict[str, Any] | None:
+        """``{"type", "message", "frames"}`` of the exception that ended the program."""
+        exc = self.record.get("exception")
+        if exc and exc.get("type") == "ProcessRaisedException":
+            return _innermost(exc)
+        return exc
+
+    @property
+    def usage(self) -> int:
+        """Simulated tensors the program created (0: it never used the accelerator)."""
+        return int(self.record.get("usage", 0))
+
+    def values(self) -> dict[str, Any]:
+        import torch
+
+        if self.values_path is None or not self.values_path.exists():
+            return {}
+        return torch.load(self.values_path, weights_only=False)
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(.*))?$")
+
+
+def _innermost(exc: dict[str, Any]) -> dict[str, Any]:
+    """A rank's failure under ``torch.multiprocessing.spawn``: the child's final exception line.
+
+    spawn re-raises in the parent as ``ProcessRaisedException`` whose message is the child's
+    formatted traceback; its last ``ExceptionType: message`` line is what the rank raised.
+    """
+    for line in reversed(exc["message"].strip().splitlines()):
+        m = _EXCEPTION_LINE.match(line.strip())
+        if m and m.group(1) != "ProcessRaisedException":
+            return {"type": m.group(1), "message": m.group(2) or "", "frames": [],
+                    "rank_traceback": exc["message"]}
+    return exc
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0, workdir: Path | None = None) -> RunResult:
+    """Run ``script`` in a fresh interpreter in ``mode``; never raises for the script's own errors."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    script = Path(script).resolve()
+    tmp = Path(tempfile.mkdtemp(prefix="samedevice-run-"))
+    result_file = tmp / "result.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), env.get("PYTHONPATH", "")]))
+    env["SAMEDEVICE_SIM"] = mode  # "plain": nothing simulated or mapped, only recorded
+    env["SAMEDEVICE_RESULT"] = str(result_file)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("MASTER_ADDR", "127.0.0.1")
+    env["MASTER_PORT"] = str(_free_port())
+    env.setdefault("OMP_NUM_THREADS", "1")
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=str(workdir or tmp),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        returncode, stdout, stderr, timed_out = proc.returncode, proc.stdout, proc.stderr, False
+    except subprocess.TimeoutExpired as e:
+        returncode, timed_out = -9, True
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+    seconds = time.perf_counter() - start
+    try:
+        record = json.loads(result_file.read_text())
+    except (OSError, ValueError):
+        record = {"status": "crashed"}
+    values = result_file.with_name(result_file.name + ".pt")
+    return RunResult(script, mode, returncode, seconds, stdout, stderr, record,
+                     values if values.exists() else None, timed_out)

@@ -1,0 +1,196 @@
+"""Assertions for device errors, for this project's tests and for users' own.
+
+``expect_device_error`` asserts *which* device error a block raises -- its template, op,
+argument and device pair -- not merely that something failed (``pytest.raises(RuntimeError)``
+passes on a typo). ``assert_matches_cpu`` runs a computation on the accelerator and on the CPU
+and compares the results.
+
+The signatures read here are the texts PyTorch 2.8+ prints (and the simulated accelerator
+reproduces); for reading pasted errors from any PyTorch version use ``samedevice explain``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_DEV = r"((?:cuda|sim|cpu|meta|mps|xpu|hpu|privateuseone)(?::\d+)?)"
+
+# (template id, pattern). Order matters: T12 is T1 with two accelerators, decided below.
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("T2", re.compile(
+        r"Expected all tensors to be on the same device, but got (\w+) is on " + _DEV
+        + r", different from other tensors on " + _DEV
+        + r" \(when checking argument in method wrapper_([A-Za-z0-9]+)_(\w+)\)")),
+    ("T1", re.compile(
+        r"Expected all tensors to be on the same device, but found at least two devices, "
+        + _DEV + r" and " + _DEV + r"!")),
+    ("T3", re.compile(r"Input type \((torch\.(?:\w+\.)?\w+Tensor)\) and (weight|bias) type "
+                      r"\((torch\.(?:\w+\.)?\w+Tensor)\) should be the same")),
+    ("T6", re.compile(r"indices should be either on cpu or on the same device as the indexed "
+                      r"tensor \(" + _DEV + r"\)")),
+    ("T7", re.compile(r"No backend type associated with device type (\w+)")),
+    ("T8", re.compile(r"Expected a '(\w+)' device type for generator but found '(\w+)'")),
+    ("T9", re.compile(r"module must have its parameters and buffers on device " + _DEV
+                      + r" \(device_ids\[0\]\) but found one of them on device: " + _DEV)),
+    ("T10", re.compile(r"Attempting to deserialize object on (?:a )?(\w+) device")),
+    ("T11", re.compile(r"can't convert " + _DEV + r" device type tensor to numpy")),
+    ("T13", re.compile(r"Input and (hidden|parameter) tensors are not at the same device, "
+                       r"found input tensor at " + _DEV + r" and \w+ tensor at " + _DEV)),
+]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a device-error message says: template id, op, argument, devices as printed."""
+
+    template: str
+    op: str = ""
+    argument: str = ""
+    devices: tuple[str, ...] = ()
+    wrapper_key: str = ""
+
+
+def signature(message: str) -> Signature | None:
+    """The signature of a PyTorch 2.8+ device-error message, or None if it is not one."""
+    for template, pattern in _PATTERNS:
+        m = pattern.search(message)
+        if not m:
+            continue
+        g = m.groups()
+        if template == "T2":
+            return Signature("T2", op=g[4], argument=g[0], devices=(g[1], g[2]), wrapper_key=g[3])
+        if template == "T1":
+            accelerators = [d for d in g if not d.startswith("cpu")]
+            return Signature("T12" if len(accelerators) == 2 else "T1", devices=(g[0], g[1]))
+        if template == "T3":
+            return Signature("T3", argument=g[1], devices=(g[0], g[2]))
+        if template in ("T6", "T7", "T11"):
+            return Signature(template, devices=(g[0],))
+        if template in ("T8", "T9"):
+            return Signature(template, devices=(g[0], g[1]))
+        if template == "T10":
+            return Signature("T10", devices=(g[0],))
+        if template == "T13":
+            return Signature("T13", argument=g[0], devices=(g[1], g[2]))
+    return None
+
+
+class ExpectedDeviceError:
+    """Filled in when the ``expect_device_error`` block exits: the exception and its signature."""
+
+    exception: BaseException | None = None
+    signature: Signature | None = None
+
+
+@contextlib.contextmanager
+def expect_device_error(template: str | None = None, op: str | None = None,
+                        argument: str | None = None, devices: tuple[str, ...] | None = None,
+                        exception: type[BaseException] = RuntimeError,
+                        match: str | None = None) -> Iterator[ExpectedDeviceError]:
+    """Assert that the block raises the device error described, and nothing else.
+
+    >>> with expect_device_error(template="T2", op="addmm", argument="mat1"):
+    ...     model(cpu_batch)
+    """
+    __tracebackhide__ = True
+    info = ExpectedDeviceError()
+    try:
+        yield info
+    except exception as e:
+        info.exception = e
+        check_device_error(e, template=template, op=op, argument=argument, devices=devices, match=match)
+        info.signature = signature(str(e))
+        return
+    raise AssertionError(
+        f"expected a device error{_describe(template, op, argument, devices)}, but nothing was raised"
+    )
+
+
+def check_device_error(exc: BaseException, *, template: str | None = None, op: str | None = None,
+                       argument: str | None = None, devices: tuple[str, ...] | None = None,
+                       match: str | None = None) -> Signature:
+    """Raise AssertionError unless ``exc`` is the device error described; return its signature."""
+    __tracebackhide__ = True
+    text = str(exc)
+    sig = signature(text)
+    if sig is None:
+        raise AssertionError(f"not a device error: {type(exc).__name__}: {text}")
+    wanted = {"template": template, "op": op, "argument": argument,
+              "devices": tuple(devices) if devices is not None else None}
+    wrong = [f"{k} is {getattr(sig, k)!r}, expected {v!r}" for k, v in wanted.items()
+             if v is not None and getattr(sig, k) != v]
+    if match is not None and not re.search(match, text):
+        wrong.append(f"message does not match {match!r}")
+    if wrong:
+        raise AssertionError(f"wrong device error ({'; '.join(wrong)}): {text}")
+    return sig
+
+
+def check_case_error(slug: str, exc: BaseException | None = None) -> Signature:
+    """Assert that ``exc`` (default: the last error in this interpreter) is the case's error.
+
+    Used by the hidden cell after each case page's failing cell: the exception type and the
+    message for the installed torch version must equal the case's metadata, word for word.
+    """
+    __tracebackhide__ = True
+    import torch
+
+    from samedevice.cases import get_case
+
+    case = get_case(slug)
+    exc = exc if exc is not None else getattr(sys, "last_value", None)
+    if exc is None:
+        raise AssertionError(f"{slug}: the failing cell raised nothing -- the page is stale")
+    if type(exc).__name__ != case.error.exception:
+        raise AssertionError(f"{slug}: raised {type(exc).__name__}: {exc}; expected {case.error.exception}")
+    expected = case.error.message_for(torch.__version__)
+    if expected is None:
+        raise AssertionError(f"{slug}: no message recorded for torch {torch.__version__}")
+    if str(exc).strip() != expected.text.strip():
+        raise AssertionError(f"{slug}: message differs\n  expected: {expected.text}\n  got:      {exc}")
+    sig = signature(str(exc))
+    if sig is None:
+        raise AssertionError(f"{slug}: not a recognised device error: {exc}")
+    return sig
+
+
+def _describe(template: str | None, op: str | None, argument: str | None, devices: Any) -> str:
+    parts = [f"{k}={v!r}" for k, v in (("template", template), ("op", op), ("argument", argument),
+                                        ("devices", devices)) if v is not None]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def assert_matches_cpu(fn: Callable[[Any], Any], device: Any = None, *, rtol: float = 1.3e-6,
+                       atol: float = 1e-5) -> None:
+    """Run ``fn(device)`` and ``fn(torch.device("cpu"))`` and compare what they return.
+
+    ``fn`` builds its tensors on the device it is given. ``device`` defaults to the simulated
+    accelerator (enabled on demand). Results may be tensors or nested lists/tuples/dicts of them.
+    """
+    __tracebackhide__ = True
+    import torch
+
+    if device is None:
+        from samedevice import sim
+
+        device = sim.enable()
+    got = fn(torch.device(device) if isinstance(device, str) else device)
+    want = fn(torch.device("cpu"))
+    torch.testing.assert_close(_to_cpu(got), want, rtol=rtol, atol=atol)
+
+
+def _to_cpu(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu")
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_cpu(v) for v in value)
+    return value

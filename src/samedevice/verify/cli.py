@@ -1,0 +1,67 @@
+"""``samedevice verify [SLUG ...]``: prove each case, with progress and a summary table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from samedevice.cases import CaseError, get_case, load_cases
+from samedevice.cli import UserError
+
+from . import FAIL, PASS, SKIP, CaseResult, verify_cases
+from .records import add_record
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("slugs", nargs="*", metavar="SLUG", help="cases to verify (default: all)")
+    parser.add_argument("--real", action="store_true",
+                        help="run on real CUDA with no simulation (skips where no GPU exists)")
+    parser.add_argument("--record", action="store_true",
+                        help="write the result into cases/<slug>.verified.json")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                        help="cases verified at once (default: %(default)s)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cases = [get_case(s) for s in args.slugs] if args.slugs else list(load_cases())
+    except CaseError as e:
+        raise UserError(str(e)) from None
+    if not cases:
+        raise UserError("no cases found")
+    if args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    total = len(cases)
+    done = 0
+    width = max(len(c.slug) for c in cases)
+    stream = sys.stderr if args.json else sys.stdout
+    print(f"verifying {total} case(s) {'on real CUDA' if args.real else 'on the simulated accelerator'}"
+          f" with {args.jobs} job(s)", file=stream, flush=True)
+
+    def progress(r: CaseResult) -> None:
+        nonlocal done
+        done += 1
+        status = r.status.upper()
+        detail = r.reason if r.status == SKIP else (r.problems[0].splitlines()[0] if r.problems else "")
+        print(f"[{done:>{len(str(total))}}/{total}] {r.case.slug:<{width}}  {status:<4}  "
+              f"{r.seconds:5.1f}s  {detail}", file=stream, flush=True)
+
+    results = verify_cases(cases, real=args.real, jobs=args.jobs, on_result=progress)
+    if args.record:
+        for r in results:
+            if r.status != SKIP:
+                add_record(r.case, r.record())
+    counts = {k: sum(r.status == k for r in results) for k in (PASS, FAIL, SKIP)}
+    if args.json:
+        print(json.dumps({"results": [r.to_dict() for r in results], "summary": counts}, indent=2))
+    else:
+        for r in results:
+            if r.status == FAIL:
+                print(f"\nFAIL {r.case.slug}:", file=stream)
+                for p in r.problems:
+                    print(f"  - {p}", file=stream)
+        print(f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped", file=stream)
+    return 1 if counts[FAIL] else 0

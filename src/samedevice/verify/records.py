@@ -1,0 +1,33 @@
+"""Verification records: ``cases/<slug>.verified.json``, one latest record per device and torch.
+
+Written by ``samedevice verify --record`` (CPU runners: ``device = "sim"``; the GPU tier:
+``device = "cuda"`` with the GPU model). The case page's "Last verified" line, the
+Verification page and ``samedevice cases --json`` read them through ``Case.records()``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from samedevice.cases import Case
+
+
+def add_record(case: Case, record: dict[str, Any]) -> Path:
+    path = case.record_path
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        data = {"records": []}
+    kept = [
+        r for r in data.get("records", [])
+        if (r.get("device"), r.get("torch"), r.get("gpu")) != (record["device"], record["torch"], record["gpu"])
+    ]
+    kept.append(record)
+    kept.sort(key=lambda r: (r.get("date", ""), r.get("device", ""), r.get("torch", "")), reverse=True)
+    data = {"case": case.slug, "records": kept}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
+    return path
