@@ -1,9 +1,10 @@
 """``%load_ext samedevice``: the simulated accelerator in a notebook, answering to "cuda".
 
 Case pages and nbmake runs load it in their first (hidden) cell, before any tensor exists, so
-the notebook's "cuda" code runs on a CPU-only machine and prints what CUDA prints. On a
-machine with a real GPU the extension leaves PyTorch alone: the page then runs on CUDA itself.
-Set ``SAMEDEVICE_SIM=sim`` to keep the simulator's own name (``sim:0``) instead.
+the notebook's "cuda" code runs on a CPU-only machine and prints what CUDA prints; tracebacks
+leave out the simulator's own frames, as CUDA's end in C++. On a machine with a real GPU the
+extension leaves PyTorch alone: the page then runs on CUDA itself. ``SAMEDEVICE_SIM=sim``
+keeps the simulator's own name (``sim:0``); ``SAMEDEVICE_SIM=plain`` disables it.
 """
 
 from __future__ import annotations
@@ -19,5 +20,13 @@ def load_ipython_extension(ipython: Any) -> None:
     if mode == "plain" or (torch.cuda.is_available() and mode != "sim"):
         return
     from samedevice import sim
+    from samedevice.sim import _tracebacks
 
     sim.enable(alias_cuda=(mode == "cuda"))
+
+    def show_without_simulator(shell: Any, etype: type, value: BaseException, tb: Any,
+                               tb_offset: int | None = None) -> None:
+        _tracebacks.strip_exception(value)
+        shell.showtraceback((etype, value, value.__traceback__), tb_offset=tb_offset)
+
+    ipython.set_custom_exc((Exception,), show_without_simulator)

@@ -194,3 +194,19 @@ def _to_cpu(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_to_cpu(v) for v in value)
     return value
+
+
+def snapshot(namespace: dict[str, Any]) -> Any:
+    """The objects a program left in ``namespace`` (public names, no modules or functions).
+
+    Case pages keep the failing program's objects this way before the fixed program replaces
+    them, so "Find it in your code" can audit what actually went wrong.
+    """
+    import types
+
+    kept = {
+        k: v for k, v in namespace.items()
+        if not k.startswith("_") and not isinstance(v, types.ModuleType | types.FunctionType | type)
+        and k not in ("In", "Out", "exit", "quit", "get_ipython")
+    }
+    return types.SimpleNamespace(**kept)

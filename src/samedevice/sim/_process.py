@@ -54,6 +54,10 @@ class _Recorder:
         previous = sys.excepthook
 
         def hook(exc_type: type, exc: BaseException, tb: Any) -> None:
+            from ._tracebacks import strip_exception
+
+            strip_exception(exc)  # show the traceback a CUDA user would see
+            tb = exc.__traceback__
             self.record["status"] = "error"
             self.record["exception"] = {
                 "type": exc_type.__name__,

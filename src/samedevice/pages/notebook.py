@@ -1,0 +1,273 @@
+"""Laying a case out as a notebook, executing it, and checking it against its sources."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from samedevice.cases import Case, families
+
+HIDDEN_TAG = "remove-cell"  # mkdocs-jupyter drops these cells from the page
+RAISES_TAG = "raises-exception"  # nbclient/nbmake: this cell is expected to raise
+SECTIONS = ("Error", "Reproduce", "Why", "Fix", "Find it in your code", "Affected versions",
+            "Upstream", "Last verified")
+
+DEVICE_WORDS = {
+    "sim": "the simulated accelerator answering to \"cuda\" (samedevice.sim, on a CPU)",
+    "cuda": "a real CUDA GPU",
+    "cpu": "a CPU-only PyTorch, unchanged",
+}
+
+
+def _era_label(spec: str) -> str:
+    m = re.fullmatch(r">=\s*([\d.]+)", spec.strip())
+    if m:
+        return f"PyTorch {m.group(1)} and later"
+    m = re.fullmatch(r">=\s*([\d.]+)\s*,\s*<\s*([\d.]+)", spec.strip())
+    if m:
+        low, high = m.groups()
+        major, minor = high.split(".")[:2]
+        return f"PyTorch {low} to {major}.{int(minor) - 1}"
+    return f"PyTorch {spec}"
+
+
+def _md(text: str) -> NotebookNode:
+    return new_markdown_cell(text.strip() + "\n")
+
+
+def _code(source: str, *tags: str) -> NotebookNode:
+    cell = new_code_cell(source.rstrip() + "\n")
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def _hidden(source: str) -> NotebookNode:
+    return _code(source, HIDDEN_TAG)
+
+
+def _links(title: str, links: tuple) -> list[str]:
+    return [f"- {title}: [{link.title}]({link.url})" for link in links]
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    device = "simulated accelerator (CPU)" if record["device"] == "sim" else (
+        f"CUDA, {record['gpu']}" if record["device"] == "cuda" else "CPU-only PyTorch")
+    return f"| {record['date']} | {record['torch']} | {device} | {record['result']} |"
+
+
+def build_cells(case: Case) -> list[NotebookNode]:
+    fam = families()[case.family]
+    err = case.error
+    header = [
+        f"# {case.title}",
+        "",
+        case.summary,
+        "",
+        f"**{case.id}** · family [{case.family} {fam['title']}](../../families/{case.family.lower()}/) · "
+        + "message " + ", ".join(f"[{t}](../../messages/{t.lower()}/)" for t in case.templates),
+    ]
+    cells = [_md("\n".join(header)), _hidden("%load_ext samedevice")]
+
+    error = ["## Error", ""]
+    for m in err.messages:
+        error += [f"{_era_label(m.torch)}:", "", "```text", f"{err.exception}: {m.text}", "```", ""]
+    facts = []
+    if err.op:
+        facts.append(f"op `{err.op}`")
+    if err.argument:
+        facts.append(f"argument `{err.argument}`")
+    if err.devices:
+        facts.append("devices " + " and ".join(f"`{d}`" for d in err.devices))
+    if facts:
+        error.append("The message names " + ", ".join(facts) + ".")
+    cells.append(_md("\n".join(error)))
+
+    rel = f"snippets/{case.slug}"
+    cells.append(_md(
+        "## Reproduce\n\n"
+        f"`{rel}/broken.py`, a standalone program. It says `\"cuda\"` as the original code "
+        "did; on a machine without a GPU, `samedevice run " + rel + "/broken.py` runs it on the "
+        "simulated accelerator."
+    ))
+    cells.append(_code(case.broken_path.read_text(encoding="utf-8"), RAISES_TAG))
+    cells.append(_hidden(
+        "import samedevice.testing as _sd_testing\n"
+        f"_sd_testing.check_case_error({case.slug!r})  # the documented error, word for word\n"
+        "broken = _sd_testing.snapshot(globals())  # what the failing program left behind"
+    ))
+    cells.append(_md("## Why\n\n" + case.why))
+    cells.append(_md(f"## Fix\n\n{case.fix}\n\n`{rel}/fixed.py`:"))
+    cells.append(_code(case.fixed_path.read_text(encoding="utf-8")))
+    find = "## Find it in your code\n\n" + case.find
+    if case.find_code:
+        find += ("\n\nBelow, `broken` holds the objects the failing program above left behind "
+                 "(`broken.model` is its `model`).")
+    cells.append(_md(find))
+    if case.find_code:
+        cells.append(_code(case.find_code))
+
+    v = case.versions
+    versions = ["## Affected versions", ""]
+    if v.package or v.affected or v.fixed:
+        versions += ["| | |", "|---|---|"]
+        if v.package:
+            versions.append(f"| Package | `{v.package}` |")
+        if v.affected:
+            versions.append(f"| Affected | {v.affected} |")
+        if v.fixed:
+            versions.append(f"| Fixed | {v.fixed} |")
+        versions.append("")
+    if v.notes:
+        versions.append(v.notes)
+    cells.append(_md("\n".join(versions)))
+
+    up = case.upstream
+    upstream = ["## Upstream", "", f"Project: {up.project}", ""]
+    upstream += _links("Issue", up.issue) + _links("Fix", up.fix)
+    upstream += _links("Introduced by", up.introduced) + _links("Evidence", up.evidence)
+    cells.append(_md("\n".join(upstream)))
+    return cells
+
+
+def _verification_cell(case: Case, executed: dict[str, Any]) -> NotebookNode:
+    lines = [
+        "## Last verified",
+        "",
+        f"The outputs on this page were produced by running it on {DEVICE_WORDS[executed['device']]}, "
+        f"PyTorch {executed['torch']}, on {executed['date']}.",
+        "",
+    ]
+    records = case.records()
+    if records:
+        lines += ["`samedevice verify` records:", "", "| Date | PyTorch | Device | Result |",
+                  "|---|---|---|---|"]
+        lines += [_record_line(r) for r in records]
+    else:
+        lines.append("No `samedevice verify --record` run is recorded for this case yet.")
+    return _md("\n".join(lines))
+
+
+def build_notebook(case: Case, executed: dict[str, Any]) -> NotebookNode:
+    """The case page as an unexecuted notebook. ``executed`` describes the coming run."""
+    nb = new_notebook()
+    nb.cells = [*build_cells(case), _verification_cell(case, executed)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["samedevice"] = {
+        "slug": case.slug,
+        "id": case.id,
+        "title": case.title,
+        "summary": case.summary,
+        "family": case.family,
+        "templates": list(case.templates),
+        "exception": case.error.exception,
+        "messages": [{"torch": m.torch, "text": m.text} for m in case.error.messages],
+        "executed": executed,
+    }
+    return nb
+
+
+def cell_sources(nb: NotebookNode) -> list[tuple[str, str, tuple[str, ...]]]:
+    """What the drift check compares: each cell's type, source and tags (not its outputs)."""
+    return [(c.cell_type, c.source.strip(), tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
+def executed_info(device: str) -> dict[str, Any]:
+    import torch
+
+    return {"device": device, "torch": torch.__version__, "date": date.today().isoformat(),
+            "python": ".".join(map(str, sys.version_info[:3]))}
+
+
+def check_notebook(case: Case) -> list[str]:
+    """Problems between ``cases/<slug>.ipynb`` and what its sources generate now."""
+    path = case.notebook_path
+    if not path.exists():
+        return [f"{path.name} is missing"]
+    stored = nbformat.read(path, as_version=4)
+    executed = stored.metadata.get("samedevice", {}).get("executed")
+    if not executed:
+        return [f"{path.name} has no execution record (metadata.samedevice.executed)"]
+    fresh = build_notebook(case, executed)
+    problems = []
+    a, b = cell_sources(stored), cell_sources(fresh)
+    if len(a) != len(b):
+        problems.append(f"{path.name} has {len(a)} cells; its sources make {len(b)}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            problems.append(f"{path.name} cell {i} ({y[0]}) differs from its sources")
+            break
+    meta_a = {k: v for k, v in stored.metadata.get("samedevice", {}).items() if k != "executed"}
+    meta_b = {k: v for k, v in fresh.metadata["samedevice"].items() if k != "executed"}
+    if meta_a != meta_b:
+        problems.append(f"{path.name} metadata differs from cases/{case.slug}.toml")
+    for i, cell in enumerate(stored.cells):
+        if cell.cell_type == "code" and HIDDEN_TAG not in cell.metadata.get("tags", ()) and not cell.get("outputs"):
+            if RAISES_TAG in cell.metadata.get("tags", ()) or cell.source.strip():
+                problems.append(f"{path.name} cell {i} has no stored output: execute it")
+                break
+    return problems
+
+
+# -- normalising outputs -----------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _path_prefixes() -> list[tuple[str, str]]:
+    """Machine-specific path prefixes in tracebacks and what the page shows instead."""
+    prefixes = []
+    for base in {sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix)}:
+        lib = Path(base) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        prefixes.append((str(lib / "site-packages") + "/", ".../site-packages/"))
+        prefixes.append((str(lib) + "/", ".../lib/python/"))
+    return sorted(prefixes, key=lambda p: -len(p[0]))
+
+
+def normalise_text(text: str, root: Path) -> str:
+    for prefix, repl in _path_prefixes():
+        text = text.replace(prefix, repl)
+    return text.replace(str(root) + "/", "")
+
+
+def normalise_outputs(nb: NotebookNode, root: Path) -> NotebookNode:
+    """Strip machine-specific paths from outputs (stored on the page and compared in tests)."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                out["traceback"] = [normalise_text(t, root) for t in out["traceback"]]
+            elif out.get("output_type") == "stream":
+                out["text"] = normalise_text(out["text"], root)
+            elif "data" in out and "text/plain" in out["data"]:
+                out["data"]["text/plain"] = normalise_text(out["data"]["text/plain"], root)
+    return nb
+
+
+def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
+    """Outputs reduced to plain text without colours or addresses, per code cell."""
+    result = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        texts = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                texts.append("\n".join(out["traceback"]))
+            elif out.get("output_type") == "stream":
+                texts.append(out["text"])
+            elif "data" in out:
+                texts.append(out["data"].get("text/plain", ""))
+        result.append([_ADDRESS.sub("0x…", _ANSI.sub("", t)) for t in texts])
+    return result
