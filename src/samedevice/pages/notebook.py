@@ -203,7 +203,7 @@ def check_notebook(case: Case) -> list[str]:
     a, b = cell_sources(stored), cell_sources(fresh)
     if len(a) != len(b):
         problems.append(f"{path.name} has {len(a)} cells; its sources make {len(b)}")
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             problems.append(f"{path.name} cell {i} ({y[0]}) differs from its sources")
             break

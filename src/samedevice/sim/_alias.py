@@ -51,7 +51,7 @@ def _to_cuda(device: torch.device) -> torch.device:
 
 
 class CudaAlias(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         __tracebackhide__ = True
         kwargs = kwargs or {}
         owner = getattr(func, "__self__", None)

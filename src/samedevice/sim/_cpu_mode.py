@@ -29,7 +29,7 @@ def _to_cpu_spec(value: Any) -> Any:
 
 
 class CpuReference(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is Tensor.cuda:
             return args[0].to(_CPU)

@@ -378,7 +378,7 @@ def _check_foreach(spec: OpSpec, args: tuple, kwargs: dict) -> None:
     if not lists:
         return
     mutated = {r[1] for r in spec.returns if r is not None and r[0] == "pos"}
-    first_is_output = spec.list_pos and spec.list_pos[0] in mutated or spec.name.split(".")[0].endswith("_")
+    first_is_output = (spec.list_pos and spec.list_pos[0] in mutated) or spec.name.split(".")[0].endswith("_")
     for k in range(len(lists[0])):
         operands: list[tuple[Tensor, bool]] = []
         for j, lst in enumerate(lists):

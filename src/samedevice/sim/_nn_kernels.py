@@ -52,7 +52,7 @@ def _check_conv_types(input: torch.Tensor, weight: torch.Tensor, bias: torch.Ten
         )
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: ANN001
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     __tracebackhide__ = True
     _check_conv_types(input, weight, bias)
     out = aten.convolution.default(
@@ -62,7 +62,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return from_cpu(out, input.get_device())
 
 
-def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,  # noqa: ANN001
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     __tracebackhide__ = True
     index = grad_output.get_device()
@@ -80,7 +80,7 @@ def _gate_sum(gates: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return gates if bias is None else gates + bias
 
 
-def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):  # noqa: ANN001
+def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
     index = input_gates.get_device()
     ig, hg, c = _cpu(input_gates), _cpu(hidden_gates), _cpu(cx)
     gates = _gate_sum(ig, _cpu(input_bias)) + _gate_sum(hg, _cpu(hidden_bias))
@@ -92,7 +92,7 @@ def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=
     return from_cpu(hy, index), from_cpu(cy, index), from_cpu(workspace, index)
 
 
-def fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias):  # noqa: ANN001
+def fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias):
     index = workspace.get_device()
     ws, c, c_new = _cpu(workspace), _cpu(cx), _cpu(cy)
     i, f, g, o = ws.chunk(4, 1)
@@ -115,7 +115,7 @@ def fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias)
     )
 
 
-def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):  # noqa: ANN001
+def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
     index = input_gates.get_device()
     ig = _gate_sum(_cpu(input_gates), _cpu(input_bias))
     hg = _gate_sum(_cpu(hidden_gates), _cpu(hidden_bias))
@@ -130,7 +130,7 @@ def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=N
     return from_cpu(hy, index), from_cpu(workspace, index)
 
 
-def fused_gru_cell_backward(grad_hy, workspace, has_bias):  # noqa: ANN001
+def fused_gru_cell_backward(grad_hy, workspace, has_bias):
     index = workspace.get_device()
     r, z, n, hn, h = _cpu(workspace).chunk(5, 1)
     go = _cpu(grad_hy)

@@ -17,7 +17,6 @@ from ._plumbing import from_cpu, repoint, set_geometry, set_storage, to_cpu
 from ._plumbing import is_sim as _is_sim
 
 aten = torch.ops.aten
-_META = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
 
 
 def _cpu(t: torch.Tensor) -> torch.Tensor:
@@ -43,17 +42,21 @@ def _copy_from_and_resize(self: torch.Tensor, dst: torch.Tensor) -> torch.Tensor
 
 
 def _resize_(self: torch.Tensor, size: Any, memory_format: Any = None) -> torch.Tensor:
-    """``resize_``: in place when the memory suffices, else new memory keeping the old bytes."""
-    old = to_cpu(self)
-    offset, old_size, old_stride = self.storage_offset(), self.shape, self.stride()
-    try:
-        aten.resize_.default._handle.redispatch_boxed(_META, self, size, memory_format=memory_format)
+    """``resize_``: in place when the memory suffices, else new memory keeping the old bytes.
+
+    (Meta's ``resize_`` kernel insists on meta tensors, so the geometry is computed here.)
+    """
+    size = [int(s) for s in size]
+    layout = memory_format or torch.contiguous_format
+    strides = torch.empty(size, device="meta", memory_format=layout).stride()
+    offset = self.storage_offset()
+    needed = offset + (sum((s - 1) * st for s, st in zip(size, strides, strict=True)) + 1 if all(size) else 0)
+    capacity = self.untyped_storage().nbytes() // self.element_size()
+    if needed <= capacity:
+        set_geometry(self, size, strides, offset)
         return self
-    except RuntimeError as e:
-        if "not resizable" not in str(e):
-            raise
-    set_geometry(self, old_size, old_stride, offset)  # Meta set sizes before it failed
-    fresh = torch.empty(size, dtype=self.dtype, memory_format=memory_format or torch.contiguous_format)
+    old = to_cpu(self)
+    fresh = torch.empty(size, dtype=self.dtype, memory_format=layout)
     n = min(old.numel(), fresh.numel())
     if n:
         fresh.view(-1)[:n].copy_(old.reshape(-1)[:n])
@@ -145,7 +148,7 @@ def _indices_rule(op: torch._ops.OpOverload):
             # rules (a CPU 0-dim value is read as a scalar).
             values = [a for a in args if isinstance(a, torch.Tensor)]
             for v in values:
-                if not _is_sim(v) and not (v.is_cpu and v.dim() == 0) or (
+                if (not _is_sim(v) and not (v.is_cpu and v.dim() == 0)) or (
                     _is_sim(v) and v.device != self.device
                 ):
                     _checks.check_iter([(self, True), (v, False)])

@@ -74,7 +74,7 @@ def _patch_accelerator() -> None:
     _wrap(acc, "set_device_index", set_device_index)
     _wrap(acc, "set_device_idx", set_device_index)
 
-    class device_index:  # noqa: N801 - mirrors torch.accelerator.device_index
+    class device_index:
         def __init__(self, device: Any, /) -> None:
             self.index = device
 
@@ -136,7 +136,7 @@ def _sim_device(device: Any) -> torch.device | None:
         d = torch.device(BACKEND, d)
     if not isinstance(d, torch.device):
         return None
-    if d.type == "cuda" and SPELLING.alias_cuda or d.type == BACKEND:
+    if (d.type == "cuda" and SPELLING.alias_cuda) or d.type == BACKEND:
         return torch.device(BACKEND, d.index if d.index is not None else _backend.current_index())
     return None
 

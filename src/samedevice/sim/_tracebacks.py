@@ -35,11 +35,19 @@ def strip(tb: types.TracebackType | None) -> types.TracebackType | None:
 
 
 def strip_exception(exc: BaseException) -> BaseException:
-    """Strip ``exc`` and the exceptions it chains to (``__cause__`` / ``__context__``)."""
+    """Strip ``exc`` and the exceptions it chains to (``__cause__`` / ``__context__``).
+
+    Under the "cuda" alias the messages are respelled too: an error raised deep inside
+    PyTorch (Dynamo's, c10d's) may name ``sim:0`` where CUDA would print ``cuda:0``.
+    """
+    from ._naming import respell
+
     seen = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         current.__traceback__ = strip(current.__traceback__)
+        if current.args and isinstance(current.args[0], str):
+            current.args = (respell(current.args[0]), *current.args[1:])
         current = current.__cause__ or current.__context__
     return exc

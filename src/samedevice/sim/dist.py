@@ -63,7 +63,7 @@ class SimProcessGroup(dist.ProcessGroup):
         self._c10d = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
         self._c10d._register_backend(torch.device(BACKEND), C10dGroup.BackendType.GLOO, self._gloo)
 
-    def getBackendName(self) -> str:  # noqa: N802 - c10d's name
+    def getBackendName(self) -> str:
         return NAME
 
     def size(self) -> int:

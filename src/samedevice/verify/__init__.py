@@ -18,11 +18,11 @@ programs run unchanged on a real CUDA device (the GPU tier), or are skipped wher
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from samedevice.cases import Case
@@ -122,7 +122,7 @@ def compare_values(sim_values: dict[str, Any], cpu_values: dict[str, Any]) -> tu
         elif isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b):
                 problems.append(f"{name}: lengths differ ({len(a)} vs {len(b)})")
-            for i, (x, y) in enumerate(zip(a, b)):
+            for i, (x, y) in enumerate(zip(a, b, strict=False)):
                 walk(f"{name}[{i}]", x, y)
         elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
             if abs(a - b) > ATOL + RTOL * abs(b):

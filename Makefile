@@ -1,0 +1,57 @@
+# samedevice: two commands work on a fresh machine.
+#   make serve  -- install on first use, then serve the site on http://127.0.0.1:8000/
+#   make test   -- install on first use, then run everything CI runs
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.samedevice-installed
+# The range pyproject.toml declares is torch>=2.13,<2.15; this build is CPU-only and small.
+TORCH ?= torch==2.13.0
+JOBS ?= 2
+export NO_MKDOCS_2_WARNING := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: install browser test lint check-notebooks verify pytest site serve notebooks clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
+	@touch $(STAMP)
+
+# Headless Chromium for the browser tests (Debian's package; Playwright drives it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+check-notebooks: install
+	$(BIN)/samedevice notebook --check
+
+verify: install
+	$(BIN)/samedevice verify -j $(JOBS)
+
+pytest: install browser
+	$(BIN)/python -m pytest -n $(JOBS) --nbmake --nbmake-timeout=300 tests cases
+
+test: lint check-notebooks verify pytest
+
+site: install
+	$(BIN)/mkdocs build --strict
+
+serve: install
+	$(BIN)/mkdocs serve
+
+# Regenerate and re-execute the case pages after changing a case's files.
+notebooks: install
+	$(BIN)/samedevice notebook
+
+clean:
+	rm -rf site .pytest_cache .ruff_cache

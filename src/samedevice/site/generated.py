@@ -1,0 +1,259 @@
+"""Markdown of the pages generated from the registry at build time (never committed).
+
+Every page is keyed by its ``src_uri`` (where it pretends to live in ``docs/``); links between
+pages are written as relative links to ``.md`` / ``.ipynb`` sources, so ``mkdocs build --strict``
+validates them like hand-written links.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from samedevice.cases import FAMILY_IDS, TEMPLATE_IDS, Case
+
+from .sitedata import SiteData
+
+CASES_INDEX = "cases/index.md"
+FAMILIES_INDEX = "families/index.md"
+MESSAGES_INDEX = "messages/index.md"
+VERIFICATION = "verification.md"
+
+# Index pages repeat the words of every message they list; BM25 favours such short pages over
+# the case page a pasted error should find (docs-stack §4), so they rank at half weight.
+INDEX_SEARCH_BOOST = 0.5
+
+DEVICE_WORDS = {"sim": "simulated accelerator", "cuda": "CUDA", "cpu": "CPU-only PyTorch"}
+
+# Pages other people write; until they exist the build serves a marked placeholder so that the
+# nav and the links to them stay valid. src_uri -> (title, who writes it).
+PENDING_PAGES = {
+    "paste.md": ("Paste your error", "the explain work (issue 4)"),
+    "how-cpu-verification-works.md": ("How CPU verification works", "the field-guide lead (issue 3)"),
+    "add-a-case.md": ("Add a case", "the field-guide lead (issue 3)"),
+}
+
+
+def case_uri(case: Case) -> str:
+    return f"cases/{case.slug}.ipynb"
+
+
+def family_uri(family_id: str) -> str:
+    return f"families/{family_id.lower()}/index.md"
+
+
+def template_uri(template_id: str) -> str:
+    return f"messages/{template_id.lower()}/index.md"
+
+
+def rel(from_uri: str, to_uri: str) -> str:
+    """Relative link from one source file to another, as MkDocs resolves it."""
+    return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
+
+
+def plain(text: str) -> str:
+    """Inline Markdown code marks dropped: for nav labels, <title> and meta descriptions."""
+    return text.replace("`", "")
+
+
+def cell(text: str) -> str:
+    """Text made safe for one Markdown table cell."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def front_matter(*, description: str, boost: float | None = None) -> str:
+    lines = ["---", f"description: {_yaml_str(description)}"]
+    if boost is not None:
+        lines += ["search:", f"  boost: {boost}"]
+    return "\n".join([*lines, "---", ""])
+
+
+def _yaml_str(text: str) -> str:
+    # Material writes page.meta.description into an HTML attribute without escaping it.
+    escaped = html.escape(plain(text), quote=True)
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def record_summary(record: dict[str, Any]) -> str:
+    device = DEVICE_WORDS.get(str(record.get("device")), str(record.get("device")))
+    if record.get("gpu"):
+        device += f" ({record['gpu']})"
+    return f"{record.get('date', '?')}, torch {record.get('torch', '?')}, {device}: {record.get('result', '?')}"
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+    header = list(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def case_table(data: SiteData, cases: Iterable[Case], page_uri: str, *,
+               columns: tuple[str, ...] = ("id", "case", "family", "messages", "verified")) -> str:
+    """One row per case; the columns that a page needs, links relative to ``page_uri``."""
+    render: dict[str, tuple[str, Callable[[Case], str]]] = {
+        "id": ("ID", lambda c: c.id),
+        "case": ("Case", lambda c: f"[{cell(c.title)}]({rel(page_uri, case_uri(c))})"),
+        "family": ("Family", lambda c: f"[{cell(data.families[c.family].heading)}]"
+                                       f"({rel(page_uri, family_uri(c.family))})"),
+        "messages": ("Messages", lambda c: ", ".join(
+            f"[{t}]({rel(page_uri, template_uri(t))})" for t in c.templates)),
+        "verified": ("Last verified", lambda c: cell(record_summary(c.records()[0]))
+                     if c.records() else "not recorded yet"),
+        "summary": ("What happened", lambda c: cell(c.summary)),
+    }
+    return _table((render[k][0] for k in columns),
+                  ([render[k][1](c) for k in columns] for c in cases))
+
+
+def cases_index_page(data: SiteData) -> str:
+    body = [
+        front_matter(description="Every case in the samedevice field guide.", boost=INDEX_SEARCH_BOOST),
+        "# All cases",
+        "",
+        f"{len(data.cases)} real device bugs, each with a failing program, its output, the fix and "
+        "how to find the same bug in your code. Browse them "
+        f"[by root cause]({rel(CASES_INDEX, FAMILIES_INDEX)}) or "
+        f"[by the message PyTorch printed]({rel(CASES_INDEX, MESSAGES_INDEX)}).",
+        "",
+        case_table(data, data.cases, CASES_INDEX),
+    ]
+    return "\n".join(body) + "\n"
+
+
+def families_index_page(data: SiteData) -> str:
+    rows = []
+    for fid in FAMILY_IDS:
+        fam = data.families[fid]
+        n = len(data.cases_in_family(fid))
+        rows.append([f"[{cell(fam.heading)}]({rel(FAMILIES_INDEX, family_uri(fid))})",
+                     cell(fam.summary), str(n)])
+    body = [
+        front_matter(description="The ten root causes of PyTorch device errors.", boost=INDEX_SEARCH_BOOST),
+        "# Cases by root cause",
+        "",
+        "Every case belongs to exactly one family: what went wrong in the code, whatever the "
+        "message said.",
+        "",
+        _table(["Family", "What went wrong", "Cases"], rows),
+    ]
+    return "\n".join(body) + "\n"
+
+
+def family_page(data: SiteData, family_id: str) -> str:
+    fam = data.families[family_id]
+    uri = family_uri(family_id)
+    cases = data.cases_in_family(family_id)
+    body = [
+        front_matter(description=fam.summary, boost=INDEX_SEARCH_BOOST),
+        f"# {fam.heading}",
+        "",
+        fam.summary,
+        "",
+        "## Cases",
+        "",
+    ]
+    if cases:
+        body.append(case_table(data, cases, uri, columns=("id", "case", "messages", "verified")))
+        templates = sorted({t for c in cases for t in c.templates}, key=TEMPLATE_IDS.index)
+        body += ["", "## Messages these cases print", ""]
+        body += [f"- [{cell(data.templates[t].heading)}]({rel(uri, template_uri(t))})"
+                 for t in templates]
+    else:
+        body.append("No case in this family yet. "
+                    f"[Add one]({rel(uri, 'add-a-case.md')}).")
+    return "\n".join(body) + "\n"
+
+
+def template_page(data: SiteData, template_id: str) -> str:
+    tpl = data.templates[template_id]
+    uri = template_uri(template_id)
+    cases = data.cases_with_template(template_id)
+    body = [
+        front_matter(description=f"Cases that print PyTorch device-error message {tpl.heading}.",
+                     boost=INDEX_SEARCH_BOOST),
+        f"# {tpl.heading}",
+        "",
+    ]
+    if tpl.text:
+        body += ["```text", tpl.text, "```", ""]
+    body += [f"How each template's text changed across PyTorch releases: "
+             f"[Error messages]({rel(uri, MESSAGES_INDEX)}).", "", "## Cases that can print it", ""]
+    if cases:
+        body.append(case_table(data, cases, uri, columns=("id", "case", "family", "verified")))
+    else:
+        body.append(f"No case prints this message yet. [Add one]({rel(uri, 'add-a-case.md')}).")
+    return "\n".join(body) + "\n"
+
+
+def fallback_messages_page(data: SiteData) -> str:
+    """The Error messages page while the explain catalogue's own renderer is not there."""
+    rows = [[f"[{t}]({rel(MESSAGES_INDEX, template_uri(t))})", cell(data.templates[t].title),
+             str(len(data.cases_with_template(t)))] for t in TEMPLATE_IDS]
+    body = [
+        front_matter(description="PyTorch device-error message templates.", boost=INDEX_SEARCH_BOOST),
+        "# Error messages",
+        "",
+        "The device errors PyTorch prints fall into thirteen message templates, T1 to T13.",
+        "",
+        _table(["Template", "Name", "Cases"], rows),
+    ]
+    return "\n".join(body) + "\n"
+
+
+def verification_page(data: SiteData) -> str:
+    rows = []
+    never = []
+    for c in data.cases:
+        link = f"[{c.id}]({rel(VERIFICATION, case_uri(c))})"
+        records = c.records()
+        if not records:
+            never.append(c)
+            rows.append([link, "not recorded", "", "", "", ""])
+        for r in records:
+            rows.append([link, cell(str(r.get("date", ""))), cell(str(r.get("torch", ""))),
+                         cell(DEVICE_WORDS.get(str(r.get("device")), str(r.get("device")))),
+                         cell(str(r.get("gpu") or "")), cell(str(r.get("result", "")))])
+    on_gpu = sum(any(r.get("device") == "cuda" for r in c.records()) for c in data.cases)
+    body = [
+        front_matter(description="When each case was last verified, on which PyTorch and device."),
+        "# Verification",
+        "",
+        "`samedevice verify` runs each case's broken program and requires the exact error its page "
+        "documents, then runs the fixed program and compares its outputs with a plain CPU run. "
+        "A run with `--record` keeps the result in `cases/<slug>.verified.json`: one record per "
+        "device and PyTorch version, the newest first. "
+        f"[How CPU verification works]({rel(VERIFICATION, 'how-cpu-verification-works.md')}).",
+        "",
+        f"{len(data.cases)} cases; {len(data.cases) - len(never)} with a record, "
+        f"{on_gpu} verified on a real GPU.",
+        "",
+        _table(["Case", "Date", "PyTorch", "Device", "GPU", "Result"], rows),
+    ]
+    return "\n".join(body) + "\n"
+
+
+def placeholder_page(title: str, owner: str) -> str:
+    return (
+        f"# {title}\n\n"
+        "!!! warning \"Placeholder\"\n"
+        f"    This page is generated because `docs/` has no source for it yet; {owner} "
+        "writes it.\n"
+    )
+
+
+def virtual_pages(data: SiteData, messages_page: str | None) -> dict[str, str]:
+    """Every generated page: ``src_uri -> Markdown``."""
+    pages = {
+        CASES_INDEX: cases_index_page(data),
+        FAMILIES_INDEX: families_index_page(data),
+        MESSAGES_INDEX: messages_page if messages_page is not None else fallback_messages_page(data),
+        VERIFICATION: verification_page(data),
+    }
+    for fid in FAMILY_IDS:
+        pages[family_uri(fid)] = family_page(data, fid)
+    for tid in TEMPLATE_IDS:
+        pages[template_uri(tid)] = template_page(data, tid)
+    return pages

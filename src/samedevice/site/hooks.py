@@ -1,0 +1,126 @@
+"""MkDocs hooks of the samedevice site; ``mkdocs.yml`` loads this file under ``hooks:``.
+
+MkDocs loads a hook file by path, not as ``samedevice.site.hooks``: keep it free of relative
+imports and of state other modules import. The work is done in the sibling modules.
+
+Build order (MkDocs 1.6 / ProperDocs):
+
+``on_config``        read the registry; expand the ``Cases`` nav entry.
+``on_files``         add the case notebooks (before mkdocs-jupyter wraps them), their programs,
+                     the generated pages and placeholders for pages not written yet.
+``on_page_markdown`` page meta of case pages from notebook metadata; the home-page case table.
+``on_page_content``  shrink mkdocs-jupyter's HTML, rebuild the TOC (before search indexes it).
+``on_post_build``    the explain engine's browser assets; the page-weight check.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import get_toc
+
+from samedevice.cases import Case, CaseError
+from samedevice.site import case_pages, checks, generated, navigation, notebook_html, sitedata
+
+log = logging.getLogger("mkdocs.plugins.samedevice")
+
+HOME_PAGE = "index.md"
+HOME_TABLE_MARKER = "<!-- samedevice:case-table -->"
+_EXPLAIN_BROWSER = {"samedevice.explain", "samedevice.explain.browser"}
+
+
+class _Build:
+    """What one build knows; reset by ``on_config`` (``mkdocs serve`` rebuilds in-process)."""
+
+    data: sitedata.SiteData
+    case_by_uri: dict[str, Case]
+    notebook_meta: dict[str, dict[str, Any]]
+
+
+_build = _Build()
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    root = Path(config.config_file_path).parent
+    try:
+        _build.data = sitedata.load_site_data(root)
+        config.nav = navigation.expand_nav(config.nav, _build.data)
+    except (CaseError, navigation.NavError) as e:
+        raise PluginError(f"samedevice: {e}") from None
+    _build.case_by_uri = {generated.case_uri(c): c for c in _build.data.cases}
+    _build.notebook_meta = {}
+    return config
+
+
+# Before mkdocs-jupyter's on_files (priority 0), which turns the notebooks into pages.
+@event_priority(50)
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    data = _build.data
+    for case in data.cases:
+        try:
+            for f in case_pages.case_files(config, case):
+                files.append(f)
+        except case_pages.MissingNotebook as e:
+            raise PluginError(f"samedevice: {e}") from None
+    pages = generated.virtual_pages(data, sitedata.load_messages_page())
+    for uri, markdown in pages.items():
+        if files.get_file_from_path(uri) is not None:
+            raise PluginError(f"samedevice: docs/{uri} exists, but the site generates that page; "
+                              "remove the file")
+        files.append(File.generated(config, uri, content=markdown))
+    for uri, (title, owner) in generated.PENDING_PAGES.items():
+        if files.get_file_from_path(uri) is None:
+            log.info("samedevice: docs/%s not written yet; serving a placeholder", uri)
+            files.append(File.generated(config, uri, content=generated.placeholder_page(title, owner)))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    uri = page.file.src_uri
+    case = _build.case_by_uri.get(uri)
+    if case is not None:
+        meta = case_pages.notebook_metadata(case.notebook_path)
+        if meta["slug"] != case.slug:
+            raise PluginError(f"samedevice: cases/{case.slug}.ipynb says it is {meta['slug']!r}; "
+                              "regenerate it with `samedevice notebook`")
+        _build.notebook_meta[uri] = meta
+        page.meta.update(case_pages.page_meta(meta))
+    elif uri == HOME_PAGE and HOME_TABLE_MARKER in markdown:
+        table = generated.case_table(_build.data, _build.data.cases, HOME_PAGE,
+                                     columns=("id", "case", "family", "messages"))
+        markdown = markdown.replace(HOME_TABLE_MARKER, table)
+    return markdown
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    meta = _build.notebook_meta.get(page.file.src_uri)
+    if meta is None:
+        return html
+    clean = notebook_html.clean_notebook_html(html)
+    page.toc = get_toc(clean.toc_tokens)
+    page.present_anchor_ids = clean.anchor_ids  # lets MkDocs validate links to #sections
+    # mkdocs-jupyter titles the page from a Markdown export that drops inline code.
+    page.title = generated.plain(str(meta.get("title") or clean.title or page.title))
+    return clean.html
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    site_dir = Path(config.site_dir)
+    try:
+        from samedevice.explain.browser import write_assets
+    except ModuleNotFoundError as e:
+        if e.name not in _EXPLAIN_BROWSER:
+            raise
+        log.info("samedevice: samedevice.explain.browser not available; no paste-box assets")
+    else:
+        write_assets(site_dir)
+    for path, size in checks.oversized_pages(site_dir):
+        log.warning("samedevice: %s is %d bytes, over the %d-byte page limit",
+                    path, size, checks.PAGE_LIMIT_BYTES)

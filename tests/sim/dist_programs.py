@@ -1,0 +1,46 @@
+"""Programs for the distributed scenarios, importable by spawned ranks."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def _setup(rank: int, port: int, device_kind: str) -> torch.device:
+    if device_kind == "cuda":
+        from samedevice import sim
+
+        sim.enable(alias_cuda=True)
+        backend = "nccl"  # the simulated group takes NCCL's place under the alias
+    else:
+        backend = "gloo"
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group(backend, rank=rank, world_size=2)
+    return torch.device("cuda", rank) if device_kind == "cuda" else torch.device("cpu")
+
+
+def ddp_training(rank: int, port: int, device_kind: str, out_dir: str, bug: bool) -> None:
+    """Two DDP steps; the buggy variant syncs a CPU counter like Lightning's stale metric."""
+    device = _setup(rank, port, device_kind)
+    try:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2).to(device)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        torch.manual_seed(rank)
+        for _ in range(2):
+            opt.zero_grad()
+            ddp(torch.randn(8, 4, device=device)).pow(2).mean().backward()
+            opt.step()
+        count = torch.tensor(8) if bug else torch.tensor(8, device=device)
+        dist.all_reduce(count)
+        torch.save({"weight": model.weight.detach().cpu(), "bias": model.bias.detach().cpu(),
+                    "count": count.cpu()}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except Exception as e:  # hand the exact text back to the test
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
+            f.write(f"{type(e).__name__}: {e}")
+    finally:
+        dist.destroy_process_group()
