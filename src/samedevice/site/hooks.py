@@ -10,7 +10,8 @@ Build order (MkDocs 1.6 / ProperDocs):
                      the generated pages and placeholders for pages not written yet.
 ``on_page_markdown`` page meta of case pages from notebook metadata; the home-page case table.
 ``on_page_content``  shrink mkdocs-jupyter's HTML, rebuild the TOC (before search indexes it).
-``on_post_build``    the explain engine's browser assets; the page-weight check.
+``on_post_build``    case signatures into the search index; the explain engine's browser
+                     assets; the page-weight check.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 
 from samedevice.cases import Case, CaseError
-from samedevice.site import case_pages, checks, generated, navigation, notebook_html, sitedata
+from samedevice.site import (
+    case_pages,
+    checks,
+    generated,
+    navigation,
+    notebook_html,
+    search_signature,
+    sitedata,
+)
 
 log = logging.getLogger("mkdocs.plugins.samedevice")
 
@@ -111,8 +120,15 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     return clean.html
 
 
+# After Material's search plugin (priority 0) has written search/search_index.json.
+@event_priority(-50)
 def on_post_build(config: MkDocsConfig) -> None:
     site_dir = Path(config.site_dir)
+    index = site_dir / "search" / "search_index.json"
+    try:
+        search_signature.add_signatures(index, _build.data.cases)
+    except (OSError, ValueError) as e:
+        raise PluginError(f"samedevice: search index: {e}") from None
     try:
         from samedevice.explain.browser import write_assets
     except ModuleNotFoundError as e:

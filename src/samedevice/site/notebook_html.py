@@ -134,4 +134,5 @@ def clean_notebook_html(raw: str) -> CleanNotebook:
     _unwrap_double_cells(soup)
     _reshape_cells(soup)
     title, toc, ids = _headings(soup)
-    return CleanNotebook(html=str(soup), title=title, toc_tokens=toc, anchor_ids=ids)
+    # Leading whitespace would open an untitled section before the h1 in Material's search.
+    return CleanNotebook(html=str(soup).strip(), title=title, toc_tokens=toc, anchor_ids=ids)

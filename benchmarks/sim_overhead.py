@@ -1,0 +1,103 @@
+"""How much slower is the simulated accelerator than the plain CPU? (issue 2's goals)
+
+Each workload runs on the CPU and on the simulated device alternately, several times, in
+this one process (the machines are noisy: ratios come from runs measured side by side).
+Printed: median seconds per run and the sim/CPU ratio for
+
+* a tiny MLP (8 -> 16 -> 4, batch 32) trained 20 steps with SGD and 20 with Adam (goal <= 3x);
+* a 256 -> 2048 -> 10 MLP, batch 512, trained with Adam (goal <= 1.3x);
+
+plus the cost of ``import samedevice`` (must not import torch) and of ``sim.enable()``,
+each measured in fresh interpreters.
+
+    .venv/bin/python benchmarks/sim_overhead.py [--repeats 7] [--big-steps 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+from torch import nn
+
+from samedevice import sim
+
+
+def tiny(device: torch.device) -> None:
+    for opt_cls in (torch.optim.SGD, torch.optim.Adam):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
+        opt = opt_cls(model.parameters(), lr=0.01)
+        x, y = torch.randn(32, 8).to(device), torch.randn(32, 4).to(device)
+        for _ in range(20):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+
+
+def big(device: torch.device, steps: int) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 2048), nn.ReLU(), nn.Linear(2048, 10)).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(512, 256).to(device), torch.randint(0, 10, (512,)).to(device)
+    for _ in range(steps):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def side_by_side(fn, repeats: int) -> tuple[float, float]:
+    dev = sim.enable()
+    cpu_times, sim_times = [], []
+    fn(torch.device("cpu"))
+    fn(dev)  # warm both paths (op specs, allocator)
+    for _ in range(repeats):
+        for device, times in ((torch.device("cpu"), cpu_times), (dev, sim_times)):
+            start = time.perf_counter()
+            fn(device)
+            times.append(time.perf_counter() - start)
+    return statistics.median(cpu_times), statistics.median(sim_times)
+
+
+def fresh(code: str, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        times.append(float(out.stdout.strip()))
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--big-steps", type=int, default=50)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    print(f"torch {torch.__version__}, 1 intra-op thread, median of {args.repeats} side-by-side runs\n")
+    c, s = side_by_side(tiny, args.repeats)
+    print(f"tiny MLP, 20 SGD + 20 Adam steps:   cpu {c * 1e3:7.1f} ms   sim {s * 1e3:7.1f} ms   "
+          f"ratio {s / c:4.2f}x  (goal <= 3x)")
+    c, s = side_by_side(lambda d: big(d, args.big_steps), max(3, args.repeats // 2))
+    print(f"256->2048->10 Adam, {args.big_steps} steps:      cpu {c:7.2f} s    sim {s:7.2f} s    "
+          f"ratio {s / c:4.2f}x  (goal <= 1.3x)")
+
+    imp = fresh("import time; t=time.perf_counter(); import samedevice, sys; "
+                "assert 'torch' not in sys.modules; print(time.perf_counter()-t)")
+    tor = fresh("import time; t=time.perf_counter(); import torch; print(time.perf_counter()-t)")
+    ena = fresh("import torch, time; from samedevice import sim; t=time.perf_counter(); "
+                "sim.enable(); print(time.perf_counter()-t)")
+    ali = fresh("import torch, time; from samedevice import sim; t=time.perf_counter(); "
+                "sim.enable(alias_cuda=True); print(time.perf_counter()-t)")
+    print(f"\nimport samedevice (no torch):       {imp * 1e3:6.1f} ms")
+    print(f"import torch (for scale):           {tor * 1e3:6.1f} ms")
+    print(f"sim.enable():                       {ena * 1e3:6.1f} ms  (goal <= 200 ms)")
+    print(f"sim.enable(alias_cuda=True):        {ali * 1e3:6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
