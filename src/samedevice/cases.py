@@ -21,6 +21,8 @@ from pathlib import Path
 
 FAMILY_IDS = tuple(f"F{i}" for i in range(1, 11))
 TEMPLATE_IDS = tuple(f"T{i}" for i in range(1, 14))
+# sim: one process on the simulated accelerator; dist: several processes (torch.distributed);
+# cpu: the bug needs no accelerator (environment bugs); gpu-only: cannot be shown without one.
 VERIFY_MODES = ("sim", "dist", "cpu", "gpu-only")
 PAGE_SECTIONS = ("why", "fix", "find")
 
@@ -97,6 +99,7 @@ class Case:
     fix: str
     find: str
     find_code: str
+    find_raises: bool
     library_frames: tuple[str, ...]
     root: Path = field(repr=False)
 
@@ -315,6 +318,7 @@ def parse_case(path: Path, root: Path) -> Case:
         fix=page["fix"].strip(),
         find=page["find"].strip(),
         find_code=str(page.get("find_code", "")).strip(),
+        find_raises=bool(page.get("find_raises", False)),
         library_frames=tuple(data.get("library_frames", ())),
         root=root,
     )

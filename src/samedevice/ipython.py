@@ -21,8 +21,12 @@ def load_ipython_extension(ipython: Any) -> None:
         return
     from samedevice import sim
     from samedevice.sim import _tracebacks
+    from samedevice.sim.runner import STARTUP_DIR
 
     sim.enable(alias_cuda=(mode == "cuda"))
+    # Processes started from the notebook (spawned ranks, `!python ...`) see the same device.
+    os.environ["SAMEDEVICE_SIM"] = mode
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), os.environ.get("PYTHONPATH")]))
 
     def show_without_simulator(shell: Any, etype: type, value: BaseException, tb: Any,
                                tb_offset: int | None = None) -> None:

@@ -146,16 +146,21 @@ def check_case_error(slug: str, exc: BaseException | None = None) -> Signature:
     exc = exc if exc is not None else getattr(sys, "last_value", None)
     if exc is None:
         raise AssertionError(f"{slug}: the failing cell raised nothing -- the page is stale")
-    if type(exc).__name__ != case.error.exception:
-        raise AssertionError(f"{slug}: raised {type(exc).__name__}: {exc}; expected {case.error.exception}")
+    name, text = type(exc).__name__, str(exc)
+    if name == "ProcessRaisedException":  # a spawned rank failed: its own exception counts
+        from samedevice.sim.runner import rank_exception
+
+        name, text = rank_exception(text) or (name, text)
+    if name != case.error.exception:
+        raise AssertionError(f"{slug}: raised {name}: {text}; expected {case.error.exception}")
     expected = case.error.message_for(torch.__version__)
     if expected is None:
         raise AssertionError(f"{slug}: no message recorded for torch {torch.__version__}")
-    if str(exc).strip() != expected.text.strip():
-        raise AssertionError(f"{slug}: message differs\n  expected: {expected.text}\n  got:      {exc}")
-    sig = signature(str(exc))
+    if text.strip() != expected.text.strip():
+        raise AssertionError(f"{slug}: message differs\n  expected: {expected.text}\n  got:      {text}")
+    sig = signature(text)
     if sig is None:
-        raise AssertionError(f"{slug}: not a recognised device error: {exc}")
+        raise AssertionError(f"{slug}: not a recognised device error: {text}")
     return sig
 
 

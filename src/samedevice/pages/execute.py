@@ -28,7 +28,7 @@ def execute(nb: NotebookNode, root: Path) -> NotebookNode:
         nb,
         timeout=CELL_TIMEOUT,
         kernel_name="python3",
-        resources={"metadata": {"path": str(root)}},
+        resources={"metadata": {"path": str(root / "cases")}},  # nbmake's working directory
         allow_errors=False,  # only cells tagged raises-exception may fail
     )
     client.execute(env=kernel_env())

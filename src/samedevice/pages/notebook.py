@@ -65,6 +65,20 @@ def _record_line(record: dict[str, Any]) -> str:
     return f"| {record['date']} | {record['torch']} | {device} | {record['result']} |"
 
 
+def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookNode]:
+    """A snippet on the page: its code as a cell, or -- for programs that start several
+    processes, which cannot be defined inside a notebook kernel -- as a listing run by
+    ``%run`` (the ranks it spawns see the same simulated device)."""
+    source = path.read_text(encoding="utf-8")
+    tags = (RAISES_TAG,) if raises else ()
+    if case.verify != "dist":
+        return [_md(intro), _code(source, *tags)]
+    # the kernel runs in cases/ (where nbmake starts it), so the script is one level up
+    rel = "../" + path.relative_to(case.root).as_posix()
+    listing = f"{intro}\n\n```python\n{source.rstrip()}\n```\n\nRun as a script, with its two processes:"
+    return [_md(listing), _code(f"%run {rel}", *tags)]
+
+
 def build_cells(case: Case) -> list[NotebookNode]:
     fam = families()[case.family]
     err = case.error
@@ -76,7 +90,9 @@ def build_cells(case: Case) -> list[NotebookNode]:
         f"**{case.id}** · family [{case.family} {fam['title']}](../../families/{case.family.lower()}/) · "
         + "message " + ", ".join(f"[{t}](../../messages/{t.lower()}/)" for t in case.templates),
     ]
-    cells = [_md("\n".join(header)), _hidden("%load_ext samedevice")]
+    setup = ("# this case needs no accelerator: it runs on the unchanged CPU-only PyTorch"
+             if case.verify == "cpu" else "%load_ext samedevice")
+    cells = [_md("\n".join(header)), _hidden(setup)]
 
     error = ["## Error", ""]
     for m in err.messages:
@@ -93,28 +109,27 @@ def build_cells(case: Case) -> list[NotebookNode]:
     cells.append(_md("\n".join(error)))
 
     rel = f"snippets/{case.slug}"
-    cells.append(_md(
-        "## Reproduce\n\n"
-        f"`{rel}/broken.py`, a standalone program. It says `\"cuda\"` as the original code "
-        "did; on a machine without a GPU, `samedevice run " + rel + "/broken.py` runs it on the "
-        "simulated accelerator."
-    ))
-    cells.append(_code(case.broken_path.read_text(encoding="utf-8"), RAISES_TAG))
+    intro = f"## Reproduce\n\n`{rel}/broken.py`, a standalone program."
+    if case.verify == "cpu":
+        intro += " It needs no GPU: the bug is in the environment it runs in."
+    else:
+        intro += (" It says `\"cuda\"` as the original code did; on a machine without a GPU, "
+                  f"`samedevice run {rel}/broken.py` runs it on the simulated accelerator.")
+    cells += _program(case, case.broken_path, intro, raises=True)
     cells.append(_hidden(
         "import samedevice.testing as _sd_testing\n"
         f"_sd_testing.check_case_error({case.slug!r})  # the documented error, word for word\n"
         "broken = _sd_testing.snapshot(globals())  # what the failing program left behind"
     ))
     cells.append(_md("## Why\n\n" + case.why))
-    cells.append(_md(f"## Fix\n\n{case.fix}\n\n`{rel}/fixed.py`:"))
-    cells.append(_code(case.fixed_path.read_text(encoding="utf-8")))
+    cells += _program(case, case.fixed_path, f"## Fix\n\n{case.fix}\n\n`{rel}/fixed.py`:", raises=False)
     find = "## Find it in your code\n\n" + case.find
     if case.find_code:
         find += ("\n\nBelow, `broken` holds the objects the failing program above left behind "
                  "(`broken.model` is its `model`).")
     cells.append(_md(find))
     if case.find_code:
-        cells.append(_code(case.find_code))
+        cells.append(_code(case.find_code, *((RAISES_TAG,) if case.find_raises else ())))
 
     v = case.versions
     versions = ["## Affected versions", ""]

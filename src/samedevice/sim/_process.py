@@ -30,9 +30,39 @@ def start(mode: str) -> None:
     elif mode != "plain":
         print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu or plain", file=sys.stderr)
         raise SystemExit(2)
+    usage_dir = os.environ.get("SAMEDEVICE_USAGE_DIR")
+    if usage_dir and mode in ("cuda", "sim"):
+        atexit.register(_write_usage, usage_dir)
+    if mode in ("cuda", "sim"):
+        _strip_formatted_tracebacks()
     result = os.environ.pop("SAMEDEVICE_RESULT", None)
     if result:
         _Recorder(result, mode).install()
+
+
+def _write_usage(usage_dir: str) -> None:
+    """Each process (spawned ranks too) leaves its count of simulated tensors for the runner."""
+    from ._plumbing import USAGE
+
+    with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
+        f.write(str(USAGE.created))
+
+
+def _strip_formatted_tracebacks() -> None:
+    """Ranks started by torch.multiprocessing.spawn send ``traceback.format_exc()`` to the
+    parent; leave the simulator's frames out of it, as CUDA's errors have none."""
+    original = traceback.format_exc
+
+    def format_exc(limit: int | None = None, chain: bool = True) -> str:
+        exc = sys.exc_info()[1]
+        if exc is None:
+            return original(limit, chain)
+        from ._tracebacks import strip_exception
+
+        strip_exception(exc)
+        return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=limit, chain=chain))
+
+    traceback.format_exc = format_exc
 
 
 def _frames(tb: Any) -> list[dict]:

@@ -21,17 +21,40 @@ def _is_simulator_frame(tb: types.TracebackType) -> bool:
     return filename.startswith(_PACKAGE) and "/samedevice/sim/" in filename
 
 
+def _is_torch_function_dispatch(tb: types.TracebackType) -> bool:
+    code = tb.tb_frame.f_code
+    return code.co_name == "handle_torch_function" and code.co_filename.replace("\\", "/").endswith(
+        "torch/overrides.py")
+
+
 def strip(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """A copy of the traceback chain without frames of ``samedevice.sim``."""
-    frames = []
+    """A copy of the traceback chain without frames of ``samedevice.sim``.
+
+    Under the "cuda" alias a Python-level torch function (``F.cross_entropy``,
+    ``dist.all_reduce``) is entered twice: its first entry (with any decorators) only hands
+    the call to ``handle_torch_function`` and the alias mode, which enter it again. The first
+    entry is dropped too, leaving the chain a CUDA run would show.
+    """
+    chain = []
     while tb is not None:
-        if not _is_simulator_frame(tb):
-            frames.append(tb)
+        chain.append(tb)
         tb = tb.tb_next
-    chain = None
-    for t in reversed(frames):
-        chain = types.TracebackType(chain, t.tb_frame, t.tb_lasti, t.tb_lineno)
-    return chain
+    kept: list[types.TracebackType] = []
+    for i, t in enumerate(chain):
+        if _is_torch_function_dispatch(t):
+            reentry = next((c.tb_frame.f_code for c in chain[i + 1:]
+                            if not _is_simulator_frame(c) and not _is_torch_function_dispatch(c)), None)
+            if reentry is not None and any(k.tb_frame.f_code is reentry for k in kept):
+                while kept and kept.pop().tb_frame.f_code is not reentry:
+                    pass
+            elif kept:
+                kept.pop()
+        elif not _is_simulator_frame(t):
+            kept.append(t)
+    new = None
+    for t in reversed(kept):
+        new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return new
 
 
 def strip_exception(exc: BaseException) -> BaseException:

@@ -51,8 +51,8 @@ class RunResult:
 
     @property
     def usage(self) -> int:
-        """Simulated tensors the program created (0: it never used the accelerator)."""
-        return int(self.record.get("usage", 0))
+        """Simulated tensors the program and the processes it spawned created (0: never used)."""
+        return int(self.record.get("usage_all", self.record.get("usage", 0)))
 
     def values(self) -> dict[str, Any]:
         import torch
@@ -65,18 +65,24 @@ class RunResult:
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(.*))?$")
 
 
-def _innermost(exc: dict[str, Any]) -> dict[str, Any]:
+def rank_exception(text: str) -> tuple[str, str] | None:
     """A rank's failure under ``torch.multiprocessing.spawn``: the child's final exception line.
 
     spawn re-raises in the parent as ``ProcessRaisedException`` whose message is the child's
     formatted traceback; its last ``ExceptionType: message`` line is what the rank raised.
     """
-    for line in reversed(exc["message"].strip().splitlines()):
+    for line in reversed(text.strip().splitlines()):
         m = _EXCEPTION_LINE.match(line.strip())
         if m and m.group(1) != "ProcessRaisedException":
-            return {"type": m.group(1), "message": m.group(2) or "", "frames": [],
-                    "rank_traceback": exc["message"]}
-    return exc
+            return m.group(1), m.group(2) or ""
+    return None
+
+
+def _innermost(exc: dict[str, Any]) -> dict[str, Any]:
+    found = rank_exception(exc["message"])
+    if found is None:
+        return exc
+    return {"type": found[0], "message": found[1], "frames": [], "rank_traceback": exc["message"]}
 
 
 def _free_port() -> int:
@@ -96,6 +102,9 @@ def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0, w
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), env.get("PYTHONPATH", "")]))
     env["SAMEDEVICE_SIM"] = mode  # "plain": nothing simulated or mapped, only recorded
     env["SAMEDEVICE_RESULT"] = str(result_file)
+    usage_dir = tmp / "usage"
+    usage_dir.mkdir()
+    env["SAMEDEVICE_USAGE_DIR"] = str(usage_dir)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     env["MASTER_PORT"] = str(_free_port())
@@ -120,6 +129,7 @@ def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0, w
         record = json.loads(result_file.read_text())
     except (OSError, ValueError):
         record = {"status": "crashed"}
+    record["usage_all"] = sum(int(p.read_text() or 0) for p in usage_dir.glob("usage-*"))
     values = result_file.with_name(result_file.name + ".pt")
     return RunResult(script, mode, returncode, seconds, stdout, stderr, record,
                      values if values.exists() else None, timed_out)
