@@ -91,7 +91,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0, workdir: Path | None = None) -> RunResult:
+def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
+               workdir: Path | None = None, extra_env: dict[str, str] | None = None) -> RunResult:
     """Run ``script`` in a fresh interpreter in ``mode``; never raises for the script's own errors."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -109,6 +110,7 @@ def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0, w
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     env["MASTER_PORT"] = str(_free_port())
     env.setdefault("OMP_NUM_THREADS", "1")
+    env.update(extra_env or {})
     start = time.perf_counter()
     try:
         proc = subprocess.run(

@@ -75,6 +75,12 @@ def _torch_version() -> str:
     return torch.__version__
 
 
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
 def _gpu_name() -> str | None:
     import torch
 
@@ -151,13 +157,21 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     fixed = fixed or case.fixed_path
     torch_version = _torch_version()
     start = time.perf_counter()
+    extra_env: dict[str, str] = {}
     if real:
         gpu = _gpu_name()
         result = CaseResult(case, SKIP, device="cuda", torch_version=torch_version, gpu=gpu)
         if gpu is None:
             result.reason = "no CUDA device on this machine"
             return result
+        if _gpu_count() < case.devices_needed:
+            result.reason = f"needs {case.devices_needed} GPUs, this machine has {_gpu_count()}"
+            return result
         run_mode, ref_mode = "plain", "cpu"
+        if case.verify == "cpu":
+            # an environment bug: the broken program assumes a machine without a GPU
+            extra_env["CUDA_VISIBLE_DEVICES"] = ""
+            ref_mode = None
     elif case.verify == "gpu-only":
         return CaseResult(case, SKIP, reason=f"GPU-only: {case.verify_reason}",
                           torch_version=torch_version)
@@ -168,7 +182,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
         result = CaseResult(case, SKIP, device="sim", torch_version=torch_version)
         run_mode, ref_mode = "cuda", "cpu"
 
-    bad = run_script(broken, run_mode, timeout)
+    bad = run_script(broken, run_mode, timeout, extra_env=extra_env)
     problems = check_error(case, bad.exception, torch_version)
     if bad.timed_out:
         problems.insert(0, f"broken.py timed out after {timeout:.0f} s")
@@ -179,7 +193,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
         result.checks.append(f"broken.py raised {case.error.exception}: {msg.text if msg else ''}")
     result.problems += [f"broken: {p}" for p in problems]
 
-    good = run_script(fixed, run_mode, timeout)
+    good = run_script(fixed, run_mode, timeout, extra_env=extra_env)
     if not good.ok:
         exc = good.exception
         what = f"{exc['type']}: {exc['message']}" if exc else (good.stderr.strip().splitlines() or ["crashed"])[-1]
