@@ -108,6 +108,15 @@ def _make_device_module() -> types.ModuleType:
     return mod
 
 
+class _DeviceGuard(torch._C._acc.DeviceGuard):
+    """PyTorch asks the guard for its device type on every guarded op; answer from a constant."""
+
+    _TYPE = torch._C._autograd.DeviceType.PrivateUse1
+
+    def type_(self):  # noqa: ANN201 - pybind override
+        return self._TYPE
+
+
 def _mirror_ops(facts: dict[str, _optable.OpFacts]) -> list[str]:
     """Operators CUDA runs as one kernel but a Python backend would decompose.
 
@@ -141,7 +150,9 @@ def register() -> None:
             return
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-        _setup_privateuseone_for_python_backend(BACKEND, backend_module=_make_device_module())
+        _setup_privateuseone_for_python_backend(
+            BACKEND, backend_module=_make_device_module(), device_guard=_DeviceGuard()
+        )
         facts = _kernel.load_facts()
         lib = torch.library.Library("_", "IMPL")
         lib.fallback(_kernel.fallback, "PrivateUse1")

@@ -24,9 +24,11 @@ _DL_EXT_DEV = 12  # DLPack's "extension device": PyTorch maps it to PrivateUse1
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_DEVICE_FIELD = ctypes.c_int32 * 2
-# DLManagedTensor starts with DLTensor {void* data; DLDevice device; ...}
+# DLManagedTensor starts with DLTensor {void* data; DLDevice {int32 type; int32 id}; ...}:
+# both fields are written at once as one little-endian int64.
+_DEVICE_FIELD = ctypes.c_int64
 _DEVICE_OFFSET = ctypes.sizeof(ctypes.c_void_p)
+assert ctypes.sizeof(ctypes.c_int32) * 2 == ctypes.sizeof(_DEVICE_FIELD)
 
 _to_dlpack = torch._C._to_dlpack
 _from_dlpack = torch._C._from_dlpack
@@ -34,9 +36,8 @@ _from_dlpack = torch._C._from_dlpack
 
 def _retarget(tensor: torch.Tensor, device_type: int, index: int) -> torch.Tensor:
     capsule = _to_dlpack(tensor)
-    field = _DEVICE_FIELD.from_address(_capsule_pointer(capsule, b"dltensor") + _DEVICE_OFFSET)
-    field[0] = device_type
-    field[1] = index
+    address = _capsule_pointer(capsule, b"dltensor") + _DEVICE_OFFSET
+    _DEVICE_FIELD.from_address(address).value = device_type | (index << 32)
     return _from_dlpack(capsule)
 
 
