@@ -339,6 +339,12 @@ def _load(root: Path) -> tuple[Case, ...]:
     return tuple(sorted(cases, key=lambda c: c.id))
 
 
+def reload() -> None:
+    """Forget cached case files (``mkdocs serve`` calls this before each rebuild)."""
+    _load.cache_clear()
+    families.cache_clear()
+
+
 def load_cases(root: Path | None = None) -> tuple[Case, ...]:
     """All cases, ordered by id."""
     return _load((root or repo_root()).resolve())

@@ -21,20 +21,11 @@ FAMILIES_INDEX = "families/index.md"
 MESSAGES_INDEX = "messages/index.md"
 VERIFICATION = "verification.md"
 
-# Index pages repeat the words of every message they list; BM25 favours such short pages over
-# the case page a pasted error should find (docs-stack §4), so they rank at half weight.
+# Index pages repeat titles and message words of many cases; a pasted error must find the case
+# page itself first, so these rank at half weight (Material's per-page search boost).
 INDEX_SEARCH_BOOST = 0.5
 
 DEVICE_WORDS = {"sim": "simulated accelerator", "cuda": "CUDA", "cpu": "CPU-only PyTorch"}
-
-# Pages other people write; until they exist the build serves a marked placeholder so that the
-# nav and the links to them stay valid. src_uri -> (title, who writes it).
-PENDING_PAGES = {
-    "paste.md": ("Paste your error", "the explain work (issue 4)"),
-    "how-cpu-verification-works.md": ("How CPU verification works", "the field-guide lead (issue 3)"),
-    "add-a-case.md": ("Add a case", "the field-guide lead (issue 3)"),
-}
-
 
 def case_uri(case: Case) -> str:
     return f"cases/{case.slug}.ipynb"
@@ -51,6 +42,25 @@ def template_uri(template_id: str) -> str:
 def rel(from_uri: str, to_uri: str) -> str:
     """Relative link from one source file to another, as MkDocs resolves it."""
     return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
+
+
+def link_maker(from_uri: str, known_uris: set[str]) -> Callable[[str], str]:
+    """For renderers that link by site URL (``families/f2/``): the relative *source* link.
+
+    MkDocs validates links to sources and rewrites them to URLs; a URL-style link would be
+    "unrecognized" and pass unchecked.
+    """
+
+    def url_for(url: str) -> str:
+        path, _, anchor = url.partition("#")
+        stem = path.strip("/")
+        candidates = ([f"{stem}/index.md", f"{stem}.md", f"{stem}.ipynb"] if stem else ["index.md"])
+        for uri in candidates:
+            if uri in known_uris:
+                return rel(from_uri, uri) + (f"#{anchor}" if anchor else "")
+        raise ValueError(f"{from_uri} links to {url!r}, which no page of the site serves")
+
+    return url_for
 
 
 def plain(text: str) -> str:
@@ -71,9 +81,9 @@ def front_matter(*, description: str, boost: float | None = None) -> str:
 
 
 def _yaml_str(text: str) -> str:
-    # Material writes page.meta.description into an HTML attribute without escaping it.
-    escaped = html.escape(plain(text), quote=True)
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # Material writes page.meta.description into an HTML attribute without escaping it; once
+    # escaped, the text has no double quote left to break the YAML string.
+    return '"' + html.escape(plain(text), quote=True).replace("\\", "\\\\") + '"'
 
 
 def record_summary(record: dict[str, Any]) -> str:
@@ -102,7 +112,6 @@ def case_table(data: SiteData, cases: Iterable[Case], page_uri: str, *,
             f"[{t}]({rel(page_uri, template_uri(t))})" for t in c.templates)),
         "verified": ("Last verified", lambda c: cell(record_summary(c.records()[0]))
                      if c.records() else "not recorded yet"),
-        "summary": ("What happened", lambda c: cell(c.summary)),
     }
     return _table((render[k][0] for k in columns),
                   ([render[k][1](c) for k in columns] for c in cases))
@@ -179,8 +188,13 @@ def template_page(data: SiteData, template_id: str) -> str:
     ]
     if tpl.text:
         body += ["```text", tpl.text, "```", ""]
-    body += [f"How each template's text changed across PyTorch releases: "
-             f"[Error messages]({rel(uri, MESSAGES_INDEX)}).", "", "## Cases that can print it", ""]
+    if tpl.meaning:
+        body += [tpl.meaning, ""]
+    # The catalogue's page anchors each template (<a id="t2">) with its eras and provenance.
+    eras = f"{rel(uri, MESSAGES_INDEX)}#{template_id.lower()}" if data.catalogue_available \
+        else rel(uri, MESSAGES_INDEX)
+    body += [f"How this message's text changed across PyTorch releases: [Error messages]({eras}).",
+             "", "## Cases that can print it", ""]
     if cases:
         body.append(case_table(data, cases, uri, columns=("id", "case", "family", "verified")))
     else:
@@ -207,7 +221,7 @@ def verification_page(data: SiteData) -> str:
     rows = []
     never = []
     for c in data.cases:
-        link = f"[{c.id}]({rel(VERIFICATION, case_uri(c))})"
+        link = f"[{c.id}]({rel(VERIFICATION, case_uri(c))}) {cell(c.title)}"
         records = c.records()
         if not records:
             never.append(c)
@@ -235,21 +249,24 @@ def verification_page(data: SiteData) -> str:
     return "\n".join(body) + "\n"
 
 
-def placeholder_page(title: str, owner: str) -> str:
-    return (
-        f"# {title}\n\n"
-        "!!! warning \"Placeholder\"\n"
-        f"    This page is generated because `docs/` has no source for it yet; {owner} "
-        "writes it.\n"
-    )
+def page_uris() -> list[str]:
+    """Where the generated pages live, known before their content is."""
+    return [CASES_INDEX, FAMILIES_INDEX, MESSAGES_INDEX, VERIFICATION,
+            *(family_uri(f) for f in FAMILY_IDS), *(template_uri(t) for t in TEMPLATE_IDS)]
 
 
 def virtual_pages(data: SiteData, messages_page: str | None) -> dict[str, str]:
-    """Every generated page: ``src_uri -> Markdown``."""
+    """Every generated page: ``src_uri -> Markdown``. ``messages_page``: the explain catalogue's
+    "Error messages" page, or None for the fallback table."""
+    if messages_page is None:
+        messages_page = fallback_messages_page(data)
+    else:
+        messages_page = front_matter(description="Every PyTorch device-error message, by template "
+                                     "and release.", boost=INDEX_SEARCH_BOOST) + messages_page
     pages = {
         CASES_INDEX: cases_index_page(data),
         FAMILIES_INDEX: families_index_page(data),
-        MESSAGES_INDEX: messages_page if messages_page is not None else fallback_messages_page(data),
+        MESSAGES_INDEX: messages_page,
         VERIFICATION: verification_page(data),
     }
     for fid in FAMILY_IDS:

@@ -6,12 +6,12 @@ imports and of state other modules import. The work is done in the sibling modul
 Build order (MkDocs 1.6 / ProperDocs):
 
 ``on_config``        read the registry; expand the ``Cases`` nav entry.
-``on_files``         add the case notebooks (before mkdocs-jupyter wraps them), their programs,
-                     the generated pages and placeholders for pages not written yet.
+``on_files``         add the case notebooks (before mkdocs-jupyter wraps them), their programs
+                     and the generated pages.
 ``on_page_markdown`` page meta of case pages from notebook metadata; the home-page case table.
 ``on_page_content``  shrink mkdocs-jupyter's HTML, rebuild the TOC (before search indexes it).
-``on_post_build``    case signatures into the search index; the explain engine's browser
-                     assets; the page-weight check.
+``on_post_build``    case fields into the search index (search_fields.py); the explain
+                     engine's browser assets; the page-weight check.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from samedevice.site import (
     generated,
     navigation,
     notebook_html,
-    search_signature,
+    search_fields,
     sitedata,
 )
 
@@ -78,16 +78,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 files.append(f)
         except case_pages.MissingNotebook as e:
             raise PluginError(f"samedevice: {e}") from None
-    pages = generated.virtual_pages(data, sitedata.load_messages_page())
-    for uri, markdown in pages.items():
+    known = {f.src_uri for f in files} | set(generated.page_uris())
+    try:
+        messages = sitedata.load_messages_page(
+            data, generated.link_maker(generated.MESSAGES_INDEX, known))
+    except ValueError as e:
+        raise PluginError(f"samedevice: Error messages page: {e}") from None
+    for uri, markdown in generated.virtual_pages(data, messages).items():
         if files.get_file_from_path(uri) is not None:
             raise PluginError(f"samedevice: docs/{uri} exists, but the site generates that page; "
                               "remove the file")
         files.append(File.generated(config, uri, content=markdown))
-    for uri, (title, owner) in generated.PENDING_PAGES.items():
-        if files.get_file_from_path(uri) is None:
-            log.info("samedevice: docs/%s not written yet; serving a placeholder", uri)
-            files.append(File.generated(config, uri, content=generated.placeholder_page(title, owner)))
     return files
 
 
@@ -95,7 +96,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     uri = page.file.src_uri
     case = _build.case_by_uri.get(uri)
     if case is not None:
-        meta = case_pages.notebook_metadata(case.notebook_path)
+        try:
+            meta = case_pages.notebook_metadata(case.notebook_path)
+        except ValueError as e:
+            raise PluginError(f"samedevice: {e}") from None
         if meta["slug"] != case.slug:
             raise PluginError(f"samedevice: cases/{case.slug}.ipynb says it is {meta['slug']!r}; "
                               "regenerate it with `samedevice notebook`")
@@ -126,7 +130,7 @@ def on_post_build(config: MkDocsConfig) -> None:
     site_dir = Path(config.site_dir)
     index = site_dir / "search" / "search_index.json"
     try:
-        search_signature.add_signatures(index, _build.data.cases)
+        search_fields.add_case_fields(index, _build.data.cases)
     except (OSError, ValueError) as e:
         raise PluginError(f"samedevice: search index: {e}") from None
     try:
@@ -136,7 +140,7 @@ def on_post_build(config: MkDocsConfig) -> None:
             raise
         log.info("samedevice: samedevice.explain.browser not available; no paste-box assets")
     else:
-        write_assets(site_dir)
+        write_assets(site_dir, root=_build.data.root)  # this build's cases, not the install's
     for path, size in checks.oversized_pages(site_dir):
         log.warning("samedevice: %s is %d bytes, over the %d-byte page limit",
                     path, size, checks.PAGE_LIMIT_BYTES)

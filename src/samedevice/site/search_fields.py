@@ -1,17 +1,24 @@
-"""A ``signature`` search field on each case page, so a pasted error finds its case first.
+"""Two search fields on each case page's main entry, so a pasted error finds its case first.
 
-Material ranks with lunr: the title field weighs 1000, text 1, and every query word matches as a
-prefix (``same`` matches the title word ``samedevice``). Pasted messages share most of their
-words (``expected``, ``tensors``, ``device``, ``cpu``...), and case titles contain some of them, so
-without help the page whose *title* happens to say "device" and "CPU" wins, not the page whose
-error names ``addmm`` and ``mat1``. The fix: index what tells cases apart -- the op, the argument
-and the device pair from the case's ``[error]`` table -- in a field of its own, declared with
-its boost in ``mkdocs.yml`` (``plugins.search.fields.signature``), on the page's main entry.
+Material ranks with lunr: title weighs 1000, text 1, and every query word matches as a prefix
+(``same`` matches the title word ``samedevice``). Pasted messages share most of their words
+(``expected``, ``tensors``, ``device``, ``cpu``...) and case titles contain some of them, so left
+alone, the page whose *title* happens to say "device" and "CPU" wins, not the page whose error
+names ``addmm`` and ``mat1``. The page text does hold the messages, but in the "Error" section's
+entry, which weighs 1 and gets none of the bonus Material gives a page's main entry.
 
-An op or argument token is left out when a word the messages share is a prefix of it or equals
-it: ``in`` ("in method") would otherwise hit ``index`` and ``input``, ``to`` would hit ``torch``,
-``for`` would hit ``forward`` -- for every paste (docs-stack §4). Device tokens (``cuda``, ``0``,
-``cpu``) stay: no message word is a prefix of them, and they rank case pages above the indexes.
+So, declared with their boosts in ``mkdocs.yml`` (``plugins.search.fields``) and written from
+the registry into the main entry of every case page:
+
+``signature``  the op, the argument and the devices of the case's ``[error]`` table. An op or
+               argument token is left out when a word the messages share is a prefix of it or
+               equals it: ``in`` ("in method") would otherwise hit ``index`` and ``input``, ``to``
+               would hit ``torch``, ``for`` would hit ``forward`` -- in every paste (docs-stack
+               §4). Device tokens (``cuda``, ``0``, ``cpu``) stay: no message word is a prefix
+               of them, and they lift case pages above the index pages.
+``messages``   every word of every message era, once each: the words that set a message apart
+               (``backend``, ``associated``, ``different``) count; repeating a word per era
+               would favour cases with more eras.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from pathlib import Path
 
 from samedevice.cases import Case
 
-FIELD = "signature"
+SIGNATURE = "signature"
+MESSAGES = "messages"
 
 
 def tokenize(text: str, separator: str) -> list[str]:
@@ -39,17 +47,17 @@ def _devices(case: Case, separator: str) -> set[str]:
     return {t for d in case.error.devices for t in tokenize(d, separator)}
 
 
-def _own_tokens(case: Case, separator: str) -> set[str]:
-    return _names(case, separator) | _devices(case, separator)
+def message_words(case: Case, separator: str) -> list[str]:
+    texts = [f"{case.error.exception}: {m.text}" for m in case.error.messages]
+    return list(dict.fromkeys(t for text in texts for t in tokenize(text, separator)))
 
 
 def shared_words(cases: Iterable[Case], separator: str) -> set[str]:
     """Words of the messages that are not a case's own op, argument or devices."""
     words: set[str] = set()
     for case in cases:
-        own = _own_tokens(case, separator)
-        for m in case.error.messages:
-            words |= set(tokenize(f"{case.error.exception}: {m.text}", separator)) - own
+        own = _names(case, separator) | _devices(case, separator)
+        words |= set(message_words(case, separator)) - own
     return words
 
 
@@ -60,13 +68,14 @@ def signature(case: Case, shared: set[str], separator: str) -> list[str]:
     return sorted({t for t in _names(case, separator) if safe(t)} | _devices(case, separator))
 
 
-def add_signatures(index_path: Path, cases: Iterable[Case]) -> dict[str, list[str]]:
-    """Write each case's signature into its page's main entry of ``search_index.json``."""
+def add_case_fields(index_path: Path, cases: Iterable[Case]) -> dict[str, dict[str, str]]:
+    """Write both fields into each case page's main entry of ``search_index.json``."""
     cases = list(cases)
     data = json.loads(index_path.read_text(encoding="utf-8"))
     separator = data["config"]["separator"]
-    if FIELD not in data["config"]["fields"]:
-        raise ValueError(f"mkdocs.yml must declare plugins.search.fields.{FIELD} (with its boost)")
+    missing = [f for f in (SIGNATURE, MESSAGES) if f not in data["config"]["fields"]]
+    if missing:
+        raise ValueError(f"mkdocs.yml must declare plugins.search.fields.{missing[0]} with its boost")
     shared = shared_words(cases, separator)
     by_location = {e["location"]: e for e in data["docs"]}
     written = {}
@@ -74,7 +83,8 @@ def add_signatures(index_path: Path, cases: Iterable[Case]) -> dict[str, list[st
         entry = by_location.get(case.page_url)
         if entry is None:
             raise ValueError(f"the search index has no entry for {case.page_url}")
-        written[case.slug] = signature(case, shared, separator)
-        entry[FIELD] = " ".join(written[case.slug])
+        entry[SIGNATURE] = " ".join(signature(case, shared, separator))
+        entry[MESSAGES] = " ".join(message_words(case, separator))
+        written[case.slug] = {SIGNATURE: entry[SIGNATURE], MESSAGES: entry[MESSAGES]}
     index_path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
     return written

@@ -7,7 +7,7 @@ module exists; until it does, the site still builds every template page, with id
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -24,11 +24,12 @@ _EXPLAIN_MODULES = {"samedevice.explain", "samedevice.explain.catalogue"}
 
 @dataclass(frozen=True)
 class Template:
-    """One message template. ``title`` and ``text`` are empty when the catalogue is absent."""
+    """One message template. Only ``id`` is known when the catalogue is absent."""
 
     id: str
     title: str = ""
-    text: str = ""
+    text: str = ""  # the shape of the message
+    meaning: str = ""  # Markdown: what the message tells the reader
 
     @property
     def heading(self) -> str:
@@ -101,13 +102,13 @@ def _field(item: Any, *names: str) -> str:
 def templates_from_catalogue(raw: Any) -> dict[str, Template]:
     """Normalise ``load_templates()``: a mapping ``id -> entry`` or a list of entries with ``id``.
 
-    An entry gives its name as ``title`` (or ``name``) and the shape of the message as ``text``
-    (or ``template``); other fields are the catalogue's business.
+    An entry gives its name as ``title`` (or ``name``), the shape of the message as ``shape``
+    (or ``text``) and optionally ``meaning``; other fields are the catalogue's business.
     """
     entries = raw.items() if isinstance(raw, Mapping) else ((_field(e, "id"), e) for e in raw)
     found = {
         str(tid): Template(id=str(tid), title=_field(e, "title", "name"),
-                           text=_field(e, "text", "template"))
+                           text=_field(e, "shape", "text"), meaning=_field(e, "meaning"))
         for tid, e in entries
     }
     unknown = sorted(set(found) - set(TEMPLATE_IDS))
@@ -128,21 +129,26 @@ def load_templates() -> tuple[dict[str, Template], bool]:
     return templates_from_catalogue(catalogue_templates()), True
 
 
-def load_messages_page() -> str | None:
-    """Markdown of the "Error messages" page from the explain catalogue; None while it is absent."""
+def load_messages_page(data: SiteData, url_for: Callable[[str], str]) -> str | None:
+    """Markdown of the "Error messages" page from the explain catalogue; None while it is absent.
+
+    ``url_for`` turns the site URLs the renderer links to into source links MkDocs validates;
+    the cases are this build's, not those of whatever checkout the package was installed from.
+    """
     try:
         from samedevice.explain.catalogue import render_messages_page
+        from samedevice.explain.knowledge import case_entries, family_entries
     except ModuleNotFoundError as e:
-        if e.name not in _EXPLAIN_MODULES:
+        if e.name not in _EXPLAIN_MODULES | {"samedevice.explain.knowledge"}:
             raise
         return None
-    return render_messages_page()
+    return render_messages_page(url_for=url_for, cases=case_entries(data.root),
+                                families=family_entries())
 
 
 def load_site_data(root: Path) -> SiteData:
     # `mkdocs serve` rebuilds in the same process: re-read the case files every build.
-    registry._load.cache_clear()
-    registry.families.cache_clear()
+    registry.reload()
     templates, from_catalogue = load_templates()
     return SiteData(
         root=root,

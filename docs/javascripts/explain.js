@@ -1,0 +1,997 @@
+/*
+ * samedevice explain, in the browser: paste a PyTorch device error, get its template, the
+ * likely root causes with their evidence, and the pages to read. Offline, no libraries.
+ *
+ * This is a port of the Python engine (src/samedevice/explain: clean.py, messages.py,
+ * frames.py, evidence.py, engine.py). Every pattern, keyword and weight comes from the data
+ * file written at build time (explain-data.js / explain-data.json, from
+ * samedevice.explain.browser.build_data), so both engines interpret the same rules;
+ * tests/explain/test_parity.py runs this file under node and requires identical results.
+ *
+ * Pasted text is only ever shown with textContent: it is never parsed as HTML.
+ */
+(function (root) {
+  "use strict";
+
+  // ---------------------------------------------------------------------------------------
+  // Regex dialect (src/samedevice/explain/dialect.py): the data holds patterns already
+  // expanded and converted to JavaScript's named-group spelling. "ci" patterns are
+  // case-insensitive; "exact" ones run on lower-cased text.
+  var cache = new Map();
+  function rx(pattern, flags) {
+    var key = flags + "\u0000" + pattern;
+    var r = cache.get(key);
+    if (!r) {
+      r = new RegExp(pattern, flags);
+      cache.set(key, r);
+    }
+    return r;
+  }
+  function ci(pattern) { return rx(pattern, "im"); }
+  function ciGlobal(pattern) { return rx(pattern, "gim"); }
+  function exact(pattern) { return rx(pattern, "md"); }
+  function search(pattern, text) { return ci(pattern).exec(text); }
+
+  var WHITESPACE = /[ \t\n\r\f\v]+/g; // Python's ASCII \s
+  function collapse(line) { return line.replace(WHITESPACE, " "); }
+  function stripSpaces(s) { return s.replace(/^ +| +$/g, ""); }
+  function asciiLower(s) { return s.replace(/[A-Z]+/g, function (m) { return m.toLowerCase(); }); }
+  function isAscii(s) { return /^[\x00-\x7f]*$/.test(s); }
+  function count(text, ch, from, to) {
+    var n = 0;
+    var i = text.indexOf(ch, from);
+    while (i >= 0 && i < to) { n++; i = text.indexOf(ch, i + 1); }
+    return n;
+  }
+  function replaceAll(s, a, b) { return s.split(a).join(b); }
+
+  // ---------------------------------------------------------------------------------------
+  // Input checks and cleaning (clean.py)
+  function InputError(message) { this.name = "InputError"; this.message = message; }
+  InputError.prototype = Object.create(Error.prototype);
+
+  var TEXT_CONTROLS = "\t\n\r\x1b\x0c\x08";
+  function checkText(text) {
+    if (!text.trim()) throw new InputError("the input is empty; paste the error message or the whole traceback");
+    if (text.indexOf("\u0000") >= 0) throw new InputError("the input looks binary (it contains NUL bytes); paste the error as text");
+    var sample = text.slice(0, 65536);
+    var controls = 0;
+    for (var i = 0; i < sample.length; i++) {
+      var c = sample.charCodeAt(i);
+      if (c < 32 && TEXT_CONTROLS.indexOf(sample[i]) < 0) controls++;
+    }
+    if (controls > Math.max(8, Math.floor(sample.length / 100))) {
+      throw new InputError("the input looks binary (too many control characters); paste the error as text");
+    }
+  }
+
+  var ASTRAL = /[\uD800-\uDBFF][\uDC00-\uDFFF]|[\uD800-\uDFFF]/g;
+  function fold(line, charMap) {
+    line = line.normalize("NFKC");
+    for (var i = 0; i < charMap.length; i++) {
+      if (line.indexOf(charMap[i][0]) >= 0) line = replaceAll(line, charMap[i][0], charMap[i][1]);
+    }
+    return line.replace(ASTRAL, "\ufffd");
+  }
+
+  function decodeEntities(text, entity, named) {
+    return text.replace(ciGlobal(entity), function (whole, body) {
+      if (body[0] === "#") {
+        var code = (body[1] === "x" || body[1] === "X") ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+        if (isNaN(code) || code < 32 || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return whole;
+        return String.fromCodePoint(code);
+      }
+      var v = named[body.toLowerCase()];
+      return v === undefined ? whole : v;
+    });
+  }
+
+  function cleanLines(text, kb) {
+    var rules = kb.clean;
+    text = text.replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+    if (text.indexOf("&") >= 0) text = decodeEntities(text, rules.entity, rules.entities);
+    if (text.indexOf("\x1b") >= 0 || text.indexOf("[") >= 0) text = text.replace(ciGlobal(rules.ansi), "");
+    if (!isAscii(text)) {
+      text = text.split("\n").map(function (line) { return isAscii(line) ? line : fold(line, rules.char_map); }).join("\n");
+    }
+    if (text.indexOf("\t") >= 0) text = text.replace(/\t/g, " ");
+    text = text.replace(ciGlobal(rules.prefix), "");
+    return text.split("\n");
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Messages (messages.py)
+  function findErrors(lines, kb) {
+    var cfg = kb.clean;
+    var text = lines.join("\n");
+    var low = text.toLowerCase();
+    var anchor = rx(kb.messages.anchor, "gm");
+    anchor.lastIndex = 0;
+    var hitLines = [];
+    var line = 0;
+    var pos = 0;
+    var m;
+    while ((m = anchor.exec(low)) !== null) {
+      line += count(low, "\n", pos, m.index);
+      pos = m.index;
+      if (!hitLines.length || hitLines[hitLines.length - 1] !== line) {
+        hitLines.push(line);
+        if (hitLines.length >= kb.messages.max_windows) break;
+      }
+    }
+    var errors = [];
+    var byKey = new Map();
+    var consumed = -1;
+    for (var h = 0; h < hitLines.length; h++) {
+      var first = hitLines[h];
+      if (first <= consumed) continue;
+      var found = readWindow(lines, first, kb);
+      if (found === null) continue;
+      var error = found[0];
+      consumed = found[1];
+      var span = [error.line - 1, found[1], error.lead];
+      delete error.lead;
+      var key = JSON.stringify([error.template, error.form, error.op, error.argument, error.devices]);
+      if (byKey.has(key)) {
+        byKey.get(key).count += 1;
+        byKey.get(key).spans.push(span);
+        continue;
+      }
+      if (errors.length >= cfg.max_messages) continue;
+      error.spans = [span];
+      byKey.set(key, error);
+      errors.push(error);
+    }
+    return errors;
+  }
+
+  var SPACES = [" ", "\t", "\f", "\v"];
+  function join(window, hard) {
+    var out = stripSpaces(collapse(window[0]));
+    var starts = [0];
+    for (var i = 1; i < window.length; i++) {
+      var prev = window[i - 1];
+      var nxt = window[i];
+      var glue = " ";
+      if (hard && SPACES.indexOf(prev.slice(-1)) < 0 && SPACES.indexOf(nxt.slice(0, 1)) < 0) glue = "";
+      out += glue;
+      starts.push(out.length);
+      out += stripSpaces(collapse(nxt));
+    }
+    return [out, starts];
+  }
+
+  function lineOf(offset, starts) {
+    var k = 0;
+    for (var i = 0; i < starts.length; i++) if (starts[i] <= offset) k = i;
+    return k;
+  }
+
+  function lessThan(a, b) {
+    for (var i = 0; i < a.length; i++) {
+      if (a[i] < b[i]) return true;
+      if (a[i] > b[i]) return false;
+    }
+    return false;
+  }
+
+  function readWindow(lines, first, kb) {
+    var cfg = kb.clean;
+    var boundary = ci(cfg.boundary);
+    var window = [lines[first].slice(0, cfg.max_line)];
+    for (var j = first + 1; j < Math.min(lines.length, first + cfg.window_lines); j++) {
+      if (boundary.exec(lines[j])) break;
+      window.push(lines[j].slice(0, cfg.max_line));
+    }
+    var soft = join(window, false);
+    var hard = join(window, true);
+    var variants = hard[0] === soft[0] ? [soft] : [soft, hard];
+    var lowered = variants.map(function (v) { return asciiLower(v[0]); });
+    var best = null;
+    kb.forms.forEach(function (form, order) {
+      var ok = lowered.some(function (low) {
+        return form.needles.every(function (n) { return low.indexOf(n) >= 0; });
+      });
+      if (!ok) return;
+      var pattern = exact(form.regex);
+      for (var v = 0; v < variants.length; v++) {
+        var text = variants[v][0];
+        var starts = variants[v][1];
+        var m = pattern.exec(lowered[v]);
+        if (!m) continue;
+        var fields = {};
+        var nfields = 0;
+        var groups = m.groups || {};
+        Object.keys(groups).forEach(function (k) {
+          if (groups[k] !== undefined && groups[k] !== "") {
+            var at = m.indices.groups[k];
+            fields[k] = text.slice(at[0], at[1]);
+            nfields++;
+          }
+        });
+        var devices = [];
+        (form.devices || []).forEach(function (g) { if (g in fields) devices.push(deviceOf(fields[g], kb)); });
+        if (form.distinct && (devices.length < 2 || sameDevice(devices[0], devices[1]))) continue;
+        var k = lineOf(m.index, starts);
+        var key = [k, m.index - starts[k], form.partial ? 1 : 0, -nfields, v, order];
+        if (best === null || lessThan(key, best.key)) {
+          best = { key: key, form: form, m: m, text: text, starts: starts, fields: fields, devices: devices };
+        }
+      }
+    });
+    if (best === null) return null;
+    var start = best.m.index;
+    var end = start + best.m[0].length;
+    var text = best.text;
+    var error = makeError(best.form, best.fields, best.devices, text.slice(Math.max(0, start - 200), start), text.slice(start, end), kb);
+    var k = lineOf(start, best.starts);
+    error.line = first + k + 1;
+    error.lead = text.slice(best.starts[k], start);
+    var last = first + lineOf(Math.max(start, end - 1), best.starts);
+    return [error, last];
+  }
+
+  function makeError(form, fields, devices, before, message, kb) {
+    var template = form.template;
+    var families = (form.families && form.families.length) ? form.families : kb.templates[template].families;
+    if (form.multi_accel && devices.length >= 2 && kindOf(devices[0], kb) === "accelerator" &&
+        kindOf(devices[1], kb) === "accelerator" && !sameDevice(devices[0], devices[1])) {
+      template = form.multi_accel;
+      families = kb.templates[template].families;
+    }
+    var wrapper = fields.wrapper || "";
+    var op = wrapper ? wrapper.replace(ci(kb.ops.strip), "") : "";
+    var opBase = op ? op.replace(ci(kb.ops.overload), "") : "";
+    var common = (form.common && form.common in fields) ? deviceOf(fields[form.common], kb) : "";
+    var argdev = (form.argdev && form.argdev in fields) ? deviceOf(fields[form.argdev], kb) : "";
+    var eraId = "";
+    var versions = form.versions;
+    var torchRange = form.torch;
+    var rules = form.era_rules || [];
+    for (var i = 0; i < rules.length; i++) {
+      var value = fields[rules[i].field] || "";
+      if (value && search(rules[i].regex, value)) {
+        eraId = rules[i].id; versions = rules[i].versions; torchRange = rules[i].torch;
+        break;
+      }
+    }
+    var exc = search(kb.messages.exception, before);
+    var exception = exc ? exc.groups.exc : "";
+    var canonical = {};
+    kb.messages.exceptions.forEach(function (e) { canonical[e.toLowerCase()] = e; });
+    if (canonical[exception.toLowerCase()] !== undefined) exception = canonical[exception.toLowerCase()];
+    return {
+      template: template,
+      form: form.id,
+      era: eraId,
+      versions: versions,
+      torch_range: torchRange,
+      exception: exception || kb.templates[template].exception,
+      exception_printed: Boolean(exception),
+      message: stripSpaces(message),
+      wrapper: wrapper,
+      op: op,
+      op_base: opBase,
+      argument: fields.argument || "",
+      argnum: fields.argnum || "",
+      devices: devices,
+      common_device: common,
+      argument_device: argdev,
+      common_kind: common ? kindOf(common, kb) : "",
+      argdev_kind: argdev ? kindOf(argdev, kb) : "",
+      fields: fields,
+      families: families,
+      partial: Boolean(form.partial),
+      count: 1
+    };
+  }
+
+  function deviceOf(printed, kb) {
+    var value = stripSpaces(printed).toLowerCase();
+    var map = kb.devices.map;
+    for (var i = 0; i < map.length; i++) {
+      var m = search(map[i].regex, value);
+      if (m) return m.length > 1 ? replaceAll(map[i].device, "{1}", m[1] || "") : map[i].device;
+    }
+    return value;
+  }
+
+  function kindOf(device, kb) {
+    var base = device.split(":")[0];
+    if (kb.devices.not_accelerators.indexOf(base) >= 0) return base;
+    return kb.devices.accelerators.indexOf(base) >= 0 ? "accelerator" : "unknown";
+  }
+
+  function partition(s) {
+    var i = s.indexOf(":");
+    return i < 0 ? [s, ""] : [s.slice(0, i), s.slice(i + 1)];
+  }
+  function sameDevice(a, b) {
+    if (a === b) return true;
+    var pa = partition(a);
+    var pb = partition(b);
+    return pa[0] === pb[0] && (!pa[1] || !pb[1]);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Frames (frames.py)
+  function readFrames(region, lo, kb) {
+    var cfg = kb.frames;
+    var frames = [];
+    var current = null;
+    for (var offset = 0; offset < region.length; offset++) {
+      var idx = lo + offset;
+      var line = region[offset];
+      var low = line.toLowerCase();
+      var frame = null;
+      if (cfg.hints.some(function (h) { return low.indexOf(h) >= 0; })) frame = frameOf(line, idx, kb);
+      if (frame !== null) {
+        frames.push(frame);
+        current = frame;
+        continue;
+      }
+      if (current === null || current.source) continue;
+      var m = search(cfg.arrow, line) || search(cfg.labelled_source, line);
+      if (m) {
+        current.source = stripSpaces(m.groups.src);
+        current.source_line = idx;
+        continue;
+      }
+      var stripped = stripSpaces(line);
+      if (current.mode === "next" && idx === current.line + 1) {
+        if (stripped && !search(cfg.carets, line) && !search(kb.clean.boundary, line) && !search(cfg.exception_line, line)) {
+          current.source = stripped;
+          current.source_line = idx;
+        }
+      }
+    }
+    return frames;
+  }
+
+  function frameOf(line, idx, kb) {
+    var cfg = kb.frames;
+    for (var i = 0; i < cfg.patterns.length; i++) {
+      var m = search(cfg.patterns[i].regex, line);
+      if (!m) continue;
+      var g = m.groups || {};
+      var path = replaceAll(g.path || "", "\\", "/");
+      if (!path && g.cell) path = "<cell " + g.cell + ">";
+      var lib = "";
+      var roots = Array.from(path.matchAll(ciGlobal(cfg.library_root)));
+      if (roots.length) {
+        var last = roots[roots.length - 1];
+        lib = path.slice(last.index + last[0].length);
+      }
+      return {
+        path: path,
+        lib: lib,
+        func: g.func || "",
+        line: idx,
+        source: "",
+        source_line: -1,
+        mode: cfg.patterns[i].source,
+        torch: Boolean(lib && search(cfg.torch_internal, lib))
+      };
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Evidence (evidence.py)
+  function collect(primary, frames, context, contextStart, kb) {
+    var scores = {};
+    var evidence = [];
+    if (primary !== null) {
+      var prior = kb.scoring.prior;
+      var weights = {};
+      primary.families.forEach(function (family, rank) { weights[family] = rank < prior.length ? prior[rank] : 0.0; });
+      fire(scores, evidence, { id: "template-prior", where: "template", families: weights }, primary.template, primary.line,
+        primary.template + " is most often produced by " + primary.families.slice(0, 3).join(", ") + " (catalogue order)", 1.0);
+    }
+    var template = primary ? primary.template : null;
+    var failing = failingFrames(frames, primary, kb);
+    kb.rules.forEach(function (rule) {
+      if (rule.templates && rule.templates.length && rule.templates.indexOf(template) < 0) return;
+      if (rule.where === "signature") {
+        if (primary !== null && signatureMatches(rule, primary)) fire(scores, evidence, rule, signatureText(primary), primary.line, null, 1.0);
+      } else if (rule.where === "source") {
+        sourceRule(rule, frames, failing, scores, evidence, kb);
+      } else if (rule.where === "frame") {
+        frameRule(rule, frames, scores, evidence);
+      } else if (rule.where === "text") {
+        textRule(rule, context, contextStart, scores, evidence);
+      }
+    });
+    return [evidence, scores];
+  }
+
+  function failingFrames(frames, primary, kb) {
+    var own = frames.filter(function (f) { return !f.torch && f.source; });
+    if (primary !== null) {
+      var before = own.filter(function (f) { return f.line < primary.line - 1; });
+      if (before.length) own = before;
+    }
+    var n = kb.frames.failing_frames;
+    return own.slice(Math.max(0, own.length - n));
+  }
+
+  function signatureText(error) {
+    var parts = [];
+    if (error.wrapper) parts.push(error.wrapper);
+    if (error.argument) parts.push("argument " + error.argument);
+    if (error.argument_device) parts.push("on " + error.argument_device);
+    if (error.common_device) parts.push("(others on " + error.common_device + ")");
+    if (!parts.length && error.devices.length) parts.push(error.devices.join(" and "));
+    return parts.join(" ") || error.template;
+  }
+
+  function fieldOf(error, name) {
+    var v = error[name];
+    if (typeof v === "string") return v;
+    return error.fields[name] || "";
+  }
+
+  function signatureMatches(rule, error) {
+    var names = Object.keys(rule.when);
+    for (var i = 0; i < names.length; i++) {
+      var name = names[i];
+      var pattern = rule.when[name];
+      var value = fieldOf(error, name);
+      if (name === "op") {
+        if (!(search(pattern, value) || search(pattern, error.op_base))) return false;
+      } else if (!search(pattern, value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  function sourceRule(rule, frames, failing, scores, evidence, kb) {
+    var factor = kb.scoring.source_any_factor;
+    var candidates = failing.slice().reverse().map(function (f) { return [f, 1.0]; });
+    if (rule.scope === "any") {
+      frames.slice().reverse().forEach(function (f) {
+        if (!f.torch && f.source && failing.indexOf(f) < 0) candidates.push([f, factor]);
+      });
+    }
+    for (var i = 0; i < candidates.length; i++) {
+      var frame = candidates[i][0];
+      if (rule.func && !search(rule.func, frame.func)) continue;
+      if (!search(rule.regex, frame.source)) continue;
+      if (rule.also && !search(rule.also, frame.source)) continue;
+      if (rule.unless && search(rule.unless, frame.source)) continue;
+      fire(scores, evidence, rule, frame.source, frame.source_line + 1, null, candidates[i][1]);
+      return;
+    }
+  }
+
+  function frameRule(rule, frames, scores, evidence) {
+    for (var i = frames.length - 1; i >= 0; i--) {
+      var frame = frames[i];
+      if (!search(rule.regex, frame.path)) continue;
+      if (rule.func && !search(rule.func, frame.func)) continue;
+      if (rule.unless && search(rule.unless, frame.path)) continue;
+      fire(scores, evidence, rule, frame.lib || frame.path, frame.line + 1, null, 1.0);
+      return;
+    }
+  }
+
+  function textRule(rule, context, contextStart, scores, evidence) {
+    var g = ciGlobal(rule.regex);
+    g.lastIndex = 0;
+    var m;
+    while ((m = g.exec(context)) !== null) {
+      if (m[0] === "") { g.lastIndex++; continue; }
+      if (rule.unless && search(rule.unless, m[0])) continue;
+      var line = contextStart + count(context, "\n", 0, m.index) + 1;
+      fire(scores, evidence, rule, stripSpaces(m[0]), line, null, 1.0);
+      return;
+    }
+  }
+
+  function fire(scores, evidence, rule, match, line, why, factor) {
+    var weights = {};
+    Object.keys(rule.families).forEach(function (family) {
+      var w = rule.families[family] * factor;
+      weights[family] = w;
+      scores[family] = (scores[family] || 0.0) + w;
+    });
+    var shown = match.length <= 160 ? match : match.slice(0, 157) + "...";
+    evidence.push({
+      rule: rule.id,
+      where: rule.where,
+      families: weights,
+      match: shown,
+      line: line,
+      why: why !== null ? why : replaceAll(rule.why, "{match}", shown)
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Ranking and the result (engine.py)
+  var SAME_CHECK = { T1: "T1", T2: "T1" };
+
+  function explainText(text, kb) {
+    var lines = cleanLines(text, kb);
+    var errors = findErrors(lines, kb);
+    var primary = errors.length ? errors[0] : null;
+    var cfg = kb.clean;
+    var n = lines.length;
+    var lo;
+    var hi;
+    if (primary !== null) {
+      var p = primary.line - 1;
+      lo = Math.max(0, p - cfg.region_before);
+      hi = Math.min(n, p + cfg.region_after + 1);
+    } else {
+      lo = Math.max(0, n - cfg.region_before - cfg.region_after);
+      hi = n;
+    }
+    var region = lines.slice(lo, hi).map(function (line) { return collapse(line.slice(0, cfg.max_line)); });
+    var frames = readFrames(region, lo, kb);
+    var context = contextOf(region, lo, errors);
+    var collected = collect(primary, frames, context, lo, kb);
+    var evidence = collected[0];
+    var scores = collected[1];
+    var caseHits = caseFrames(region.join("\n"), lo, frames, kb);
+    caseHits.forEach(function (hit) {
+      var c = hit[0];
+      var generic = search(kb.scoring.generic_fragment, hit[1]);
+      var weight = generic ? kb.scoring.case_frame_generic_family : kb.scoring.case_frame_family;
+      scores[c.family] = (scores[c.family] || 0.0) + weight;
+      var fam = {};
+      fam[c.family] = weight;
+      evidence.push({
+        rule: "case-library-frame",
+        where: "frame",
+        families: fam,
+        match: hit[1],
+        line: hit[2],
+        "case": c.slug,
+        why: "the traceback passes through `" + hit[1] + "`, where case " + c.id + " (" + c.title + ") happens"
+      });
+    });
+    var ranking = rankFamilies(scores, primary, evidence, kb);
+    var cases = rankCases(primary, caseHits, ranking, kb);
+    return result(primary, errors, ranking, cases, evidence, frames, region, kb);
+  }
+
+  function contextOf(region, lo, errors) {
+    var out = region.slice();
+    errors.forEach(function (e) {
+      e.spans.forEach(function (span) {
+        for (var i = span[0]; i <= span[1]; i++) {
+          if (i >= lo && i < lo + out.length) out[i - lo] = (i === span[0]) ? span[2] : "";
+        }
+      });
+    });
+    return out.join("\n");
+  }
+
+  function findPath(text, fragment) {
+    var start = 0;
+    for (;;) {
+      var at = text.indexOf(fragment, start);
+      if (at < 0) return -1;
+      var before = at > 0 ? text[at - 1] : "\n";
+      if ("/\"' \n[(".indexOf(before) >= 0) return at;
+      start = at + 1;
+    }
+  }
+
+  function caseFrames(regionText, lo, frames, kb) {
+    var norm = replaceAll(regionText.toLowerCase(), "\\", "/");
+    var paths = frames.map(function (f) { return ["/" + f.path.toLowerCase(), f.line + 1]; });
+    var hits = [];
+    kb.cases.forEach(function (c) {
+      var found = null;
+      var i;
+      for (i = 0; i < c.library_frames.length && !found; i++) {
+        for (var j = 0; j < paths.length; j++) {
+          if (findPath(paths[j][0], c.library_frames[i]) >= 0) { found = [c.library_frames[i], paths[j][1]]; break; }
+        }
+      }
+      if (!found) {
+        for (i = 0; i < c.library_frames.length; i++) {
+          var at = findPath(norm, c.library_frames[i]);
+          if (at >= 0) { found = [c.library_frames[i], lo + count(norm, "\n", 0, at) + 1]; break; }
+        }
+      }
+      if (found) hits.push([c, found[0], found[1]]);
+    });
+    return hits;
+  }
+
+  function rankFamilies(scores, primary, evidence, kb) {
+    var priorOrder = primary ? primary.families : [];
+    var ids = Object.keys(kb.families);
+    function key(fid) {
+      var rank = priorOrder.indexOf(fid) >= 0 ? priorOrder.indexOf(fid) : priorOrder.length;
+      var pos = ids.indexOf(fid) >= 0 ? ids.indexOf(fid) : ids.length;
+      return [-scores[fid], rank, pos];
+    }
+    return Object.keys(scores).filter(function (f) { return scores[f] > 0; })
+      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); })
+      .map(function (fid) {
+        var fam = kb.families[fid] || { title: fid, page: "families/" + fid.toLowerCase() + "/" };
+        return {
+          family: fid,
+          title: fam.title,
+          score: scores[fid],
+          page: fam.page,
+          evidence: evidence.filter(function (e) { return (e.families[fid] || 0) > 0; }).map(function (e) { return e.rule; })
+        };
+      });
+  }
+
+  function fmt(x) { return String(x); }
+
+  function rankCases(primary, caseHits, ranking, kb) {
+    var s = kb.scoring;
+    var familyScores = {};
+    ranking.forEach(function (r) { familyScores[r.family] = r.score; });
+    var best = ranking.length ? ranking[0].score : 0.0;
+    var framed = {};
+    caseHits.forEach(function (hit) { framed[hit[0].slug] = hit[1]; });
+    var out = [];
+    kb.cases.forEach(function (c, order) {
+      var why = [];
+      var score = 0.0;
+      var isFramed = Object.prototype.hasOwnProperty.call(framed, c.slug);
+      if (isFramed) {
+        score += search(s.generic_fragment, framed[c.slug]) ? s.case_frame_generic : s.case_frame;
+        why.push("traceback passes through " + framed[c.slug]);
+      }
+      var sig = primary ? signatureScore(primary, c, s) : 0.0;
+      if (sig > 0) {
+        score += sig;
+        why.push("message signature matches (" + fmt(sig) + ")");
+      }
+      if (!isFramed && sig < s.case_min_signature) return;
+      if (best > 0) score += s.family_share * (familyScores[c.family] || 0.0) / best;
+      out.push({ slug: c.slug, id: c.id, title: c.title, family: c.family, score: score, page: c.page, why: why, _order: order });
+    });
+    out.sort(function (a, b) { return (b.score - a.score) || (a._order - b._order); });
+    out.forEach(function (c) { delete c._order; });
+    return out;
+  }
+
+  function signatureScore(primary, c, s) {
+    var best = 0.0;
+    var template = SAME_CHECK[primary.template] || primary.template;
+    var ops = [primary.op.toLowerCase(), primary.op_base.toLowerCase()].filter(function (x) { return x; });
+    c.signatures.forEach(function (sig) {
+      if ((SAME_CHECK[sig.template] || sig.template) !== template) return;
+      var score = s.case_template;
+      if (ops.length && (ops.indexOf(sig.op.toLowerCase()) >= 0 || ops.indexOf(sig.op_base.toLowerCase()) >= 0)) score += s.case_op;
+      if (primary.argument && primary.argument.toLowerCase() === sig.argument.toLowerCase()) score += s.case_argument;
+      if (primary.common_kind && primary.common_kind === sig.common_kind && primary.argdev_kind === sig.argdev_kind) score += s.case_orientation;
+      best = Math.max(best, score);
+    });
+    return best;
+  }
+
+  function torchVersion(region, kb) {
+    var text = region.join("\n");
+    for (var i = 0; i < kb.versions.length; i++) {
+      var m = search(kb.versions[i], text);
+      if (m) return m.groups.v;
+    }
+    return "";
+  }
+
+  function publicError(e) {
+    var out = {};
+    ["template", "form", "versions", "torch_range", "exception", "exception_printed", "message", "wrapper", "op",
+      "op_base", "argument", "argnum", "devices", "common_device", "argument_device", "line", "count"].forEach(function (k) { out[k] = e[k]; });
+    return out;
+  }
+
+  function result(primary, errors, ranking, cases, evidence, frames, region, kb) {
+    var maxWeight = function (e) {
+      var vals = Object.keys(e.families).map(function (f) { return e.families[f]; });
+      return vals.length ? Math.max.apply(null, vals) : 0.0;
+    };
+    var isPrior = function (e) { return e.rule === "template-prior" ? 1 : 0; };
+    var ordered = evidence.map(function (e, i) { return [i, e]; }).sort(function (a, b) {
+      return (isPrior(a[1]) - isPrior(b[1])) || (maxWeight(b[1]) - maxWeight(a[1])) || (a[0] - b[0]);
+    }).map(function (x) { return x[1]; });
+    var template = primary ? kb.templates[primary.template] : null;
+    var pages = cases.slice(0, 3).map(function (c) { return { kind: "case", id: c.id, title: c.title, url: c.page }; });
+    ranking.slice(0, 3).forEach(function (r) { pages.push({ kind: "family", id: r.family, title: r.title, url: r.page }); });
+    if (template) pages.push({ kind: "template", id: template.id, title: template.title, url: template.page });
+    var top = ranking.length ? ranking[0].family : "";
+    var failing = frames.filter(function (f) { return !f.torch && f.source; });
+    var nFail = kb.frames.failing_frames;
+    var libs = {};
+    frames.forEach(function (f) { if (f.lib) libs[f.lib.split("/")[0]] = true; });
+    var p = primary;
+    return {
+      template: p ? p.template : null,
+      title: template ? template.title : "",
+      meaning: template ? template.meaning : "",
+      families: ranking.map(function (r) { return r.family; }),
+      cases: cases.map(function (c) { return c.slug; }),
+      evidence: ordered,
+      exception: p ? p.exception : "",
+      message: p ? p.message : "",
+      op: p ? p.op : "",
+      op_base: p ? p.op_base : "",
+      wrapper: p ? p.wrapper : "",
+      argument: p ? p.argument : "",
+      devices: p ? p.devices : [],
+      common_device: p ? p.common_device : "",
+      argument_device: p ? p.argument_device : "",
+      signature: p ? signatureText(p) : "",
+      form: p ? p.form : "",
+      era: p ? p.versions : "",
+      torch_range: p ? p.torch_range : "",
+      torch_version: torchVersion(region, kb),
+      line: p ? p.line : null,
+      errors: errors.map(publicError),
+      ranking: ranking,
+      case_ranking: cases,
+      pages: pages,
+      next_step: kb.next_steps[top] !== undefined ? kb.next_steps[top] : (template ? template.next_step : ""),
+      template_next_step: template ? template.next_step : "",
+      traceback: {
+        frames: frames.length,
+        failing: failing.slice(Math.max(0, failing.length - nFail)).map(function (f) { return f.source; }),
+        libraries: Object.keys(libs).sort()
+      }
+    };
+  }
+
+  function explain(text, kb) {
+    checkText(text);
+    return explainText(text, kb);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The page and the home-page box. Markup: <div data-samedevice-explain="page"></div> (the
+  // "Paste your error" page) or ="box" (a compact form that shows the result inline and links
+  // to the page with ?q=). Everything the user pasted is written with textContent only.
+  var MAX_LINK = 4000; // longer pastes are not put into the address bar
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function scriptBase() {
+    var s = document.currentScript;
+    if (!s) {
+      var all = document.querySelectorAll("script[src]");
+      for (var i = all.length - 1; i >= 0; i--) {
+        if (/explain\.js(\?|$)/.test(all[i].src)) { s = all[i]; break; }
+      }
+    }
+    return s ? s.src.replace(/explain\.js(\?.*)?$/, "") : "javascripts/";
+  }
+  var BASE = typeof document !== "undefined" ? scriptBase() : "";
+
+  // The site root, from this script's URL (<site>/javascripts/explain.js).
+  function siteRoot() { return BASE.replace(/javascripts\/$/, ""); }
+
+  var dataPromise = null;
+  function loadData() {
+    if (root.SAMEDEVICE_EXPLAIN_DATA) return Promise.resolve(root.SAMEDEVICE_EXPLAIN_DATA);
+    if (!dataPromise) {
+      // a <script> (not fetch) so the page also works from file:// (offline copies)
+      dataPromise = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = BASE + "explain-data.js";
+        s.onload = function () {
+          if (root.SAMEDEVICE_EXPLAIN_DATA) resolve(root.SAMEDEVICE_EXPLAIN_DATA);
+          else reject(new Error("explain-data.js did not define the data"));
+        };
+        s.onerror = function () { reject(new Error("could not load " + s.src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return dataPromise;
+  }
+
+  // Prose from the data marks code with backticks: show those spans as <code>, still as text.
+  function prose(tag, cls, text) {
+    var node = el(tag, cls);
+    String(text).split("`").forEach(function (part, i) {
+      if (part) node.appendChild(i % 2 ? el("code", null, part) : document.createTextNode(part));
+    });
+    return node;
+  }
+
+  function link(url, text) {
+    var a = el("a", null, text);
+    a.href = siteRoot() + url;
+    return a;
+  }
+
+  function render(out, res, compact) {
+    out.textContent = "";
+    if (res.template === null && !res.families.length && !res.cases.length) {
+      out.appendChild(el("p", "sd-explain__none", "No PyTorch device error recognised. Paste the whole error, including the last line of the traceback."));
+      return;
+    }
+    var head = el("div", "sd-explain__head");
+    if (res.template) {
+      var h = el("p", "sd-explain__template");
+      h.appendChild(link("messages/" + res.template.toLowerCase() + "/", res.template));
+      h.appendChild(document.createTextNode(": " + res.title));
+      head.appendChild(h);
+      var facts = [];
+      if (res.op) facts.push("op " + (res.op_base || res.op));
+      if (res.argument) facts.push("argument " + res.argument + (res.argument_device ? " on " + res.argument_device : ""));
+      if (res.common_device) facts.push("other tensors on " + res.common_device);
+      else if (res.devices.length) facts.push("devices " + res.devices.join(", "));
+      if (res.era) facts.push("printed by PyTorch " + res.era);
+      if (res.torch_version) facts.push("torch " + res.torch_version + " in the paste");
+      if (facts.length) head.appendChild(el("p", "sd-explain__facts", facts.join(" · ")));
+      if (!compact) head.appendChild(prose("p", "sd-explain__meaning", res.meaning));
+    } else {
+      head.appendChild(el("p", "sd-explain__template", "No device error message found; the traceback still points to:"));
+    }
+    out.appendChild(head);
+
+    out.appendChild(el("p", "sd-explain__label", "Likely causes, best first"));
+    var ol = el("ol", "sd-explain__causes");
+    res.ranking.slice(0, compact ? 2 : 3).forEach(function (r) {
+      var li = el("li");
+      var title = el("strong");
+      title.appendChild(link(r.page, r.family + " " + r.title));
+      li.appendChild(title);
+      var ul = el("ul");
+      var shown = 0;
+      res.evidence.forEach(function (e) {
+        if (shown >= (compact ? 1 : 3) || e.rule === "template-prior" || !(e.families[r.family] > 0)) return;
+        ul.appendChild(prose("li", null, (e.line ? "line " + e.line + ": " : "") + e.why));
+        shown++;
+      });
+      if (!shown) ul.appendChild(el("li", null, "no direct evidence in the paste: this family often produces " + (res.template || "such errors")));
+      li.appendChild(ul);
+      ol.appendChild(li);
+    });
+    out.appendChild(ol);
+
+    if (res.case_ranking.length) {
+      out.appendChild(el("p", "sd-explain__label", "Matching cases"));
+      var cl = el("ul", "sd-explain__cases");
+      res.case_ranking.slice(0, 5).forEach(function (c) {
+        var li = el("li");
+        li.appendChild(link(c.page, c.id + " " + c.title));
+        li.appendChild(el("span", "sd-explain__why", " (" + c.why.join("; ") + ")"));
+        cl.appendChild(li);
+      });
+      out.appendChild(cl);
+    }
+    if (!compact) {
+      out.appendChild(el("p", "sd-explain__label", "Next step"));
+      out.appendChild(prose("p", "sd-explain__next", res.next_step));
+      if (res.errors.length > 1) {
+        out.appendChild(el("p", "sd-explain__label", "Other device errors in this paste"));
+        var ul2 = el("ul");
+        res.errors.slice(1).forEach(function (e) { ul2.appendChild(el("li", null, "line " + e.line + ": " + e.template + " " + e.message)); });
+        out.appendChild(ul2);
+      }
+    }
+  }
+
+  // A few rules, injected once, so the page and the box need no stylesheet entry of their own;
+  // colours come from Material's variables (light and dark schemes).
+  var STYLE = [
+    ".sd-explain__input{width:100%;box-sizing:border-box;font-family:var(--md-code-font-family,monospace);",
+    "font-size:.75rem;padding:.5em;border:1px solid var(--md-default-fg-color--lighter,#ccc);border-radius:.2em;",
+    "background:var(--md-code-bg-color,#f5f5f5);color:var(--md-code-fg-color,inherit)}",
+    ".sd-explain__go{margin:.5em 0}",
+    ".sd-explain__label{font-weight:700;margin:.8em 0 .2em}",
+    ".sd-explain__template{font-size:1.05em;font-weight:700}",
+    ".sd-explain__facts,.sd-explain__why{color:var(--md-default-fg-color--light,#666)}",
+    ".sd-explain__error{color:var(--md-typeset-del-color,#c00)}",
+    ".sd-explain--box{padding:.6em .8em;border:1px solid var(--md-default-fg-color--lightest,#ddd);border-radius:.2em}"
+  ].join("");
+  function injectStyle() {
+    if (document.getElementById("sd-explain-style")) return;
+    var style = el("style", null, STYLE);
+    style.id = "sd-explain-style";
+    document.head.appendChild(style);
+  }
+
+  function mount(container) {
+    if (container.getAttribute("data-samedevice-mounted")) return;
+    injectStyle();
+    container.setAttribute("data-samedevice-mounted", "1");
+    var compact = container.getAttribute("data-samedevice-explain") === "box";
+    if (compact) container.classList.add("sd-explain--box");
+    var form = el("form", "sd-explain__form");
+    var label = el("label", "sd-explain__label", compact ? "Paste a PyTorch device error" : "Paste the error or the whole traceback");
+    var area = el("textarea", "sd-explain__input");
+    area.rows = compact ? 4 : 14;
+    area.spellcheck = false;
+    area.setAttribute("autocomplete", "off");
+    area.setAttribute("aria-label", "Error or traceback");
+    var id = "sd-explain-input-" + Math.random().toString(36).slice(2);
+    area.id = id;
+    label.htmlFor = id;
+    var button = el("button", "md-button md-button--primary sd-explain__go", "Explain");
+    button.type = "submit";
+    var out = el("div", "sd-explain__result");
+    out.setAttribute("aria-live", "polite");
+    form.appendChild(label);
+    form.appendChild(area);
+    form.appendChild(button);
+    container.textContent = "";
+    container.appendChild(form);
+    container.appendChild(out);
+
+    function run() {
+      var text = area.value;
+      return loadData().then(function (kb) {
+        var res;
+        try {
+          res = explain(text, kb);
+        } catch (e) {
+          out.textContent = "";
+          out.appendChild(el("p", "sd-explain__error", e instanceof InputError ? e.message : "explain failed: " + e));
+          return null;
+        }
+        render(out, res, compact);
+        if (compact && text.length <= MAX_LINK) {
+          var more = el("p", "sd-explain__more");
+          more.appendChild(link("paste/?q=" + encodeURIComponent(text), "Open the full explanation"));
+          out.appendChild(more);
+        }
+        if (!compact && text.length <= MAX_LINK && root.history && root.history.replaceState) {
+          var url = new URL(root.location.href);
+          url.searchParams.set("q", text);
+          root.history.replaceState(root.history.state, "", url.toString());
+        }
+        return res;
+      }, function (err) {
+        out.textContent = "";
+        out.appendChild(el("p", "sd-explain__error", "The explain data could not be loaded (" + err.message + ")."));
+      });
+    }
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); run(); });
+
+    // ?q= deep link. The page's inline script stashes the query before Material's search
+    // reads the same parameter (and opens its search overlay with it).
+    if (!compact) {
+      var q = root.SAMEDEVICE_EXPLAIN_QUERY;
+      if (q === undefined || q === null) q = new URL(root.location.href).searchParams.get("q");
+      if (q) {
+        area.value = q;
+        run();
+      }
+    }
+  }
+
+  function mountAll() {
+    var nodes = document.querySelectorAll("[data-samedevice-explain]");
+    for (var i = 0; i < nodes.length; i++) mount(nodes[i]);
+  }
+
+  var api = {
+    explain: explain,
+    explainText: explainText,
+    checkText: checkText,
+    cleanLines: cleanLines,
+    findErrors: findErrors,
+    InputError: InputError,
+    mountAll: mountAll
+  };
+  if (typeof module === "object" && module.exports) {
+    module.exports = api;
+  } else {
+    root.SamedeviceExplain = api;
+    // Material's instant navigation swaps pages without reloading scripts: follow document$.
+    if (root.document$ && typeof root.document$.subscribe === "function") {
+      root.document$.subscribe(function () { mountAll(); });
+    } else if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", mountAll);
+    } else {
+      mountAll();
+    }
+  }
+})(typeof window !== "undefined" ? window : globalThis);
