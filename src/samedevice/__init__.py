@@ -6,8 +6,6 @@ Importing the package is cheap: nothing here imports torch. ``samedevice.sim``,
 
 from __future__ import annotations
 
-from typing import Any
-
 __version__ = "0.1.0"
 __all__ = ["__version__", "assert_on_device", "audit", "locate", "sim"]
 
@@ -19,7 +17,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'samedevice' has no attribute {name!r}")
@@ -29,7 +27,7 @@ def __getattr__(name: str) -> Any:
     return module if target[1] is None else getattr(module, target[1])
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: object) -> None:
     """``%load_ext samedevice``: enable the simulated accelerator in a notebook."""
     from samedevice.ipython import load_ipython_extension as load
 

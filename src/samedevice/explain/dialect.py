@@ -1,12 +1,14 @@
-"""The regex dialect shared by the Python engine and the browser (explain.js).
+r"""The regex dialect shared by the Python engine and the browser (explain.js).
 
 Rules live in TOML as patterns that Python ``re`` and JavaScript ``RegExp`` read alike. Two
 conveniences are expanded here, once, at load time, so both engines receive finished patterns:
 
 * ``{NAME}`` macros from the catalogue's ``[syntax]`` table (a device token, a dispatch key);
-* a literal space outside a character class means "any run of whitespace, possibly none",
-  because real pastes wrap lines, double spaces and lose them. Anchors (which locate messages in
-  the whole paste) may cross line breaks; every other pattern stays on one line.
+* a literal space outside a character class means "whitespace, possibly none", because real
+  pastes wrap lines, double spaces and lose them. Most patterns run on text whose whitespace runs
+  were collapsed to one space, so the space becomes `` ?`` (cheap to compile, and compiling is
+  most of explain's start-up time). Anchors, which locate messages in the raw paste, may cross
+  line breaks (``\s*``); patterns over raw multi-line text stay on one line (``[^\S\n]*``).
 
 Python-only syntax is converted for JavaScript by :func:`to_js` (named groups); everything else is
 written in the common subset (no lookbehind, no inline flags, no possessive quantifiers).
@@ -17,14 +19,17 @@ from __future__ import annotations
 import re
 from functools import cache
 
-# Whitespace that may not cross a line break: pastes keep one record per line.
-INLINE_SPACE = r"[^\S\n]*"
-ANY_SPACE = r"\s*"
+# What a literal space becomes, by the text a pattern runs on.
+SPACE = {
+    "collapsed": " ?",  # one line, whitespace runs collapsed to a single space
+    "raw": r"[^\S\n]*",  # raw multi-line text: any run of spaces, never a line break
+    "anchor": r"\s*",  # locating a message that may be wrapped over lines
+}
 
 _MACRO = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
 
-def expand(pattern: str, macros: dict[str, str], *, across_lines: bool = False) -> str:
+def expand(pattern: str, macros: dict[str, str], mode: str = "collapsed") -> str:
     """Substitute ``{NAME}`` macros and turn literal spaces into flexible whitespace."""
 
     def macro(m: re.Match[str]) -> str:
@@ -34,7 +39,7 @@ def expand(pattern: str, macros: dict[str, str], *, across_lines: bool = False) 
         return macros[name]
 
     pattern = _MACRO.sub(macro, pattern)
-    space = ANY_SPACE if across_lines else INLINE_SPACE
+    space = SPACE[mode]
     out: list[str] = []
     in_class = False
     i = 0
@@ -87,5 +92,20 @@ def compiled(pattern: str) -> re.Pattern[str]:
 
 @cache
 def compiled_exact_case(pattern: str) -> re.Pattern[str]:
-    """For patterns run on text that was lower-cased first (anchors over a large paste)."""
+    """For lower-case patterns run on text lower-cased first (anchors, catalogue forms):
+    case-insensitive matching costs twice the compile time, and compiling dominates start-up."""
     return re.compile(pattern, re.ASCII | re.MULTILINE)
+
+
+_WHITESPACE = re.compile(r"\s+", re.ASCII)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def collapse(line: str) -> str:
+    """Whitespace runs to one space (what ``collapsed`` patterns expect)."""
+    return _WHITESPACE.sub(" ", line)
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only: offsets stay valid for the original text."""
+    return text.translate(_ASCII_LOWER)

@@ -1,0 +1,270 @@
+"""How well ``samedevice explain`` reads real reports, side by side with the site's own search.
+
+    python benchmarks/explain_devset.py [--devset PATH] [--site DIR] [--timing]
+
+On ``shared/devset/reports.jsonl`` (real reports with labels) it prints, for explain and for
+mkdocs-material's built-in search (lunr) over the built site:
+
+* template accuracy (all records);
+* family top-1 and top-3, on the records whose family is labelled (not "unknown");
+* seed-case hits: the seed tracebacks in tests/explain/seed (one per seed case, found through
+  the case's upstream project) and any dev-set record whose URL is a case's upstream link.
+
+The search baseline replays each pasted text against the built ``search/search_index.json``
+with Material's own search worker (``assets/javascripts/workers/search.*.min.js``) run under
+node, as shared/notes/docs-stack.md §4 describes; a result page maps to a template (a
+``messages/tN/`` page, or a case page's documented template), a family (``families/fN/``, or a
+case page's family) and a case. ``--site`` defaults to ``site/`` (``make site``); without a built
+site the baseline column says so.
+
+``--split`` also reports the two halves of the dev set (by a hash of the record id) separately,
+a check that the figures do not hinge on a few records. ``--timing`` measures cold runs of the
+CLI in fresh interpreters (a 4 KB traceback and a 10 MB log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEVSET = ROOT.parent / "shared" / "devset" / "reports.jsonl"
+SEED = ROOT / "tests" / "explain" / "seed"
+
+# Material's search worker in a node vm: the SETUP message gets the search index, each QUERY a
+# pasted text (exactly what the search box would send); prints one list of result URLs a line.
+LUNR_HARNESS = r"""
+const fs = require("fs");
+const vm = require("vm");
+const [workerPath, indexPath, queriesPath] = process.argv.slice(2);
+const sandbox = { console: { warn() {}, log() {}, error() {} }, setTimeout, clearTimeout };
+let handler = null;
+let reply = null;
+sandbox.self = sandbox;
+sandbox.addEventListener = (type, fn) => { if (type === "message") handler = fn; };
+sandbox.postMessage = (msg) => { reply = msg; };
+sandbox.importScripts = () => {};
+vm.createContext(sandbox);
+vm.runInContext(fs.readFileSync(workerPath, "utf8"), sandbox);
+async function send(msg) { reply = null; await handler({ data: msg }); return reply; }
+(async () => {
+  const index = JSON.parse(fs.readFileSync(indexPath, "utf8"));
+  // the theme adds its search options (search.suggest) before handing the index to the worker
+  index.options = index.options || { suggest: false };
+  await send({ type: 0, data: index });
+  const queries = JSON.parse(fs.readFileSync(queriesPath, "utf8"));
+  for (const q of queries) {
+    const res = await send({ type: 2, data: q });
+    const urls = ((res && res.data && res.data.items) || []).map((group) => group[0].location.split("#")[0]);
+    process.stdout.write(JSON.stringify(urls) + "\n");
+  }
+})();
+"""
+
+
+def load_devset(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def seed_probes(cases) -> list[tuple[str, str]]:
+    """(text, expected case slug) for each seed traceback whose case is registered."""
+    probes = []
+    for path in sorted(SEED.glob("*.txt")):
+        project = path.stem.replace("__", "/")
+        for c in cases:
+            if c.upstream.project == project:
+                probes.append((path.read_text(encoding="utf-8"), c.slug))
+    return probes
+
+
+def devset_case_records(records, cases) -> list[tuple[str, str]]:
+    """Dev-set records that are reports of a registered case (their URL is an upstream link)."""
+    out = []
+    for r in records:
+        for c in cases:
+            links = {x.url.rstrip("/") for kind in ("issue", "fix", "evidence") for x in getattr(c.upstream, kind)}
+            if r["url"].rstrip("/") in links:
+                out.append((r["text"], c.slug))
+    return out
+
+
+# -- the two readers ------------------------------------------------------------------------------
+
+
+def explain_predictions(texts: list[str]) -> list[dict]:
+    from samedevice.explain.engine import explain_text
+    from samedevice.explain.knowledge import build
+
+    kb = build()
+    out = []
+    for text in texts:
+        r = explain_text(text, kb)
+        out.append({"template": r["template"], "families": r["families"], "cases": r["cases"]})
+    return out
+
+
+def find_worker(site: Path) -> Path | None:
+    found = sorted((site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    return found[0] if found else None
+
+
+def lunr_predictions(texts: list[str], site: Path, cases) -> list[dict]:
+    worker = find_worker(site)
+    index = site / "search" / "search_index.json"
+    by_url = {c.page_url: c for c in cases}
+    with tempfile.TemporaryDirectory() as tmp:
+        harness = Path(tmp) / "harness.js"
+        harness.write_text(LUNR_HARNESS, encoding="utf-8")
+        queries = Path(tmp) / "queries.json"
+        queries.write_text(json.dumps(texts), encoding="utf-8")
+        r = subprocess.run(
+            ["node", str(harness), str(worker), str(index), str(queries)],
+            capture_output=True, text=True, timeout=600, check=True,
+        )
+    out = []
+    for line in r.stdout.splitlines():
+        urls = json.loads(line)
+        template, families, found = None, [], []
+        for url in urls:
+            url = url.lstrip("/")
+            case = by_url.get(url)
+            fam = tid = None
+            if case is not None:
+                fam, tid = case.family, case.error.template
+                found.append(case.slug)
+            elif url.startswith("families/f"):
+                fam = url.split("/")[1].upper()
+            elif url.startswith("messages/t"):
+                tid = url.split("/")[1].upper()
+            if tid and template is None:
+                template = tid
+            if fam and fam not in families:
+                families.append(fam)
+        out.append({"template": template, "families": families, "cases": found})
+    return out
+
+
+# -- scoring --------------------------------------------------------------------------------------
+
+
+def score(records, predictions) -> dict:
+    n = len(records)
+    template = sum(p["template"] == r["template"] for r, p in zip(records, predictions, strict=True))
+    labelled = [(r, p) for r, p in zip(records, predictions, strict=True) if r["family"] != "unknown"]
+    top1 = sum(p["families"][:1] == [r["family"]] for r, p in labelled)
+    top3 = sum(r["family"] in p["families"][:3] for r, p in labelled)
+    return {"n": n, "template": (template, n), "top1": (top1, len(labelled)), "top3": (top3, len(labelled))}
+
+
+def case_hits(probes, predictions) -> tuple[int, int]:
+    return sum(p["cases"][:1] == [slug] for (_, slug), p in zip(probes, predictions, strict=True)), len(probes)
+
+
+def fmt(pair) -> str:
+    k, n = pair
+    return f"{k}/{n} ({100 * k / n:.1f}%)" if n else "n/a"
+
+
+def timing() -> list[str]:
+    """Cold CLI runs in fresh interpreters (bytecode and the knowledge cache warm, as for a user)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    tb = (SEED / "rasbt__LLMs-from-scratch.txt").read_bytes()
+    log = b"".join(b"epoch 1 step %d loss 0.%04d lr 5e-05\n" % (i, i) for i in range(300))
+    small = log[: 4096 - len(tb)] + tb
+    line = b"[rank0]:[2024-05-01 12:00:00,000] INFO train.py:88 step 1 loss=0.1234 lr=0.0001 throughput=512 samples/s\n"
+    big = line * ((10_000_000 - len(tb)) // len(line)) + tb
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data, runs in (("4 KB traceback", small, 9), ("10 MB log", big, 3)):
+            path = Path(tmp) / "paste.txt"
+            path.write_bytes(data)
+            cmd = [sys.executable, "-m", "samedevice", "explain", "--json", str(path)]
+            subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT, check=True)  # warm caches
+            took = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT, check=True)
+                took.append(time.perf_counter() - start)
+            rows.append(f"  {name:<16} {len(data):>10,} bytes   median {statistics.median(took) * 1000:7.1f} ms   min {min(took) * 1000:7.1f} ms   ({runs} runs)")
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        rows.append(f"  {'python -c pass':<16} {'':>16}         {(time.perf_counter() - start) * 1000:7.1f} ms (interpreter start-up, for scale)")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devset", type=Path, default=DEVSET)
+    parser.add_argument("--site", type=Path, default=ROOT / "site", help="a built site (mkdocs build)")
+    parser.add_argument("--split", action="store_true", help="also report the two halves of the dev set")
+    parser.add_argument("--timing", action="store_true", help="measure cold CLI runs")
+    args = parser.parse_args(argv)
+
+    from samedevice.cases import load_cases
+
+    cases = load_cases()
+    records = load_devset(args.devset)
+    probes = seed_probes(cases) + devset_case_records(records, cases)
+    texts = [r["text"] for r in records] + [t for t, _ in probes]
+
+    columns = {"explain": explain_predictions(texts)}
+    site_note = ""
+    index = args.site / "search" / "search_index.json"
+    if not index.is_file() or find_worker(args.site) is None:
+        site_note = f"no built site at {args.site} (run `make site` or pass --site): search baseline not measured"
+    else:
+        columns["site search (lunr)"] = lunr_predictions(texts, args.site, cases)
+
+    print(f"dev set: {args.devset} ({len(records)} records, {sum(r['family'] != 'unknown' for r in records)} with a labelled family)")
+    print(f"cases in the registry: {len(cases)}; seed-case probes: {len(probes)}")
+    if site_note:
+        print(site_note)
+    print()
+    names = list(columns)
+    print(f"{'':<22}" + "".join(f"{n:>24}" for n in names))
+    scored = {n: score(records, columns[n][: len(records)]) for n in names}
+    hits = {n: case_hits(probes, columns[n][len(records) :]) for n in names}
+    for label, key in (("template accuracy", "template"), ("family top-1", "top1"), ("family top-3", "top3")):
+        print(f"{label:<22}" + "".join(f"{fmt(scored[n][key]):>24}" for n in names))
+    print(f"{'seed-case hits':<22}" + "".join(f"{fmt(hits[n]):>24}" for n in names))
+    print()
+    print("goals: template >= 98%, family top-3 >= 90%")
+
+    if args.split:
+        halves = {0: [], 1: []}
+        for i, r in enumerate(records):
+            halves[zlib.crc32(r["id"].encode()) % 2].append(i)
+        for half, idx in halves.items():
+            sub = [records[i] for i in idx]
+            s = score(sub, [columns["explain"][i] for i in idx])
+            print(f"half {half} ({len(sub)} records): template {fmt(s['template'])}, top-1 {fmt(s['top1'])}, top-3 {fmt(s['top3'])}")
+
+    misses = [
+        (r["id"], r["template"], r["family"], p["template"], p["families"][:3])
+        for r, p in zip(records, columns["explain"], strict=False)
+        if p["template"] != r["template"] or (r["family"] != "unknown" and r["family"] not in p["families"][:3])
+    ]
+    if misses:
+        print()
+        print("explain misses (id, template, family, predicted template, predicted top-3):")
+        for m in misses:
+            print("  ", *m)
+    if args.timing:
+        print()
+        print("cold runs of `samedevice explain --json` (fresh interpreter each):")
+        for row in timing():
+            print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,115 @@
+"""A JSON copy of the knowledge base, so a cold ``samedevice explain`` skips TOML and the registry.
+
+Parsing the catalogue, the rules and 20+ case files, and running the parser over every case's
+documented messages, costs more than the 150 ms a cold run may take in all. The result is plain
+data, so it is stored as JSON next to the user's other caches and reused while its sources are
+unchanged: the key covers the size and modification time of every file it was built from,
+including explain's own code, so an edit anywhere rebuilds it. A cache that cannot be written
+(read-only home, sandbox) is simply not used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+# os.path rather than pathlib, and a plain key string rather than hashlib: on the fast path
+# every import counts (pathlib pulls in urllib and ipaddress).
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Bump when the shape of the knowledge dict changes (the browser data carries it too).
+SCHEMA = 1
+PACKAGE = os.path.dirname(HERE)
+
+
+def cache_file() -> str:
+    env = os.environ.get("SAMEDEVICE_CACHE_DIR")
+    if not env:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        env = os.path.join(base, "samedevice")
+    return os.path.join(env, "explain-knowledge.json")
+
+
+def case_root() -> str | None:
+    """The checkout holding cases/, found the way samedevice.cases.repo_root finds it.
+
+    Repeated here, not imported: importing the registry (dataclasses, its TOML parser) is what
+    the cache exists to avoid on the fast path. A wrong answer only costs a rebuild.
+    """
+    env = os.environ.get("SAMEDEVICE_ROOT")
+    if env:
+        return os.path.abspath(env)
+    cwd = os.getcwd()
+    for start in (HERE, cwd):
+        parent = start
+        while True:
+            if os.path.isdir(os.path.join(parent, "cases")) and os.path.isdir(os.path.join(parent, "snippets")):
+                return parent
+            up = os.path.dirname(parent)
+            if up == parent:
+                break
+            parent = up
+    return None
+
+
+def _listing(folder: str, suffix: str, depth: int = 1) -> list[str]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if depth > 1 and os.path.isdir(path):
+            out += _listing(path, suffix, depth - 1)
+        elif name.endswith(suffix):
+            out.append(path)
+    return out
+
+
+def cache_key(root: str | None) -> str:
+    """Every source file with its size and modification time, as one string."""
+    files = [*_listing(HERE, ".py"), os.path.join(HERE, "rules.toml")]
+    files += [*_listing(os.path.join(PACKAGE, "data"), ".toml"), os.path.join(PACKAGE, "cases.py")]
+    if root is not None:
+        files += _listing(os.path.join(root, "cases"), ".toml")
+        files += _listing(os.path.join(root, "snippets"), ".py", depth=2)  # the registry requires them
+    parts = [str(root)]
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def knowledge() -> dict:
+    """The knowledge base, from the cache when it is current, else built (and cached)."""
+    if os.environ.get("SAMEDEVICE_NO_CACHE"):
+        from samedevice.explain.knowledge import build
+
+        return build()
+    root = case_root()
+    key = f"{SCHEMA}|{cache_key(root)}"
+    path = cache_file()
+    try:
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        if stored.get("key") == key:
+            return stored["kb"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    from pathlib import Path
+
+    from samedevice.explain.knowledge import build
+
+    kb = build(Path(root) if root else None)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"key": key, "kb": kb}, f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return kb

@@ -1,0 +1,256 @@
+"""The message catalogue (data/templates.toml) as plain data, and the generated "Error messages" page.
+
+``load_templates()`` is the one reader of the catalogue: the explain engine, the browser data
+(samedevice.explain.browser) and the site's "Error messages" page all go through it. It returns
+plain dicts and lists (JSON-ready), with every form regex already expanded into the shared
+dialect (samedevice.explain.dialect) and every link name resolved to ``{title, url}``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+from samedevice.explain.dialect import expand
+
+CATALOGUE = Path(__file__).resolve().parent.parent / "data" / "templates.toml"
+TEMPLATE_IDS = tuple(f"T{i}" for i in range(1, 14))
+
+
+@cache
+def _raw() -> dict:
+    return tomllib.loads(CATALOGUE.read_text(encoding="utf-8"))
+
+
+def macros() -> dict[str, str]:
+    """The ``{NAME}`` macros of the shared regex dialect ({DEV}, {KEY})."""
+    return dict(_raw()["syntax"])
+
+
+def load_templates() -> dict[str, dict]:
+    """Templates T1..T13 in order, each a plain dict (see data/templates.toml for the fields)."""
+    raw = _raw()
+    links = raw.get("links", {})
+    syntax = raw["syntax"]
+    out: dict[str, dict] = {}
+    for tid in TEMPLATE_IDS:
+        t = raw[tid]
+        forms = []
+        for f in t.get("forms", []):
+            form = {
+                "id": f["id"],
+                "template": tid,
+                "versions": f["versions"],
+                "torch": f.get("torch", ""),
+                "example": f["example"],
+                "emitted_by": f.get("emitted_by", ""),
+                "change": f.get("change", ""),
+                "links": [_link(links, name, f["id"]) for name in f.get("links", [])],
+                "regex": expand(f["regex"], syntax),  # lower case: run on lower-cased text
+                "needles": needles(f["regex"]),
+                "devices": list(f.get("devices", [])),
+                "common": f.get("common", ""),
+                "argdev": f.get("argdev", ""),
+                "distinct": bool(f.get("distinct", False)),
+                "multi_accel": f.get("multi_accel", ""),
+                "partial": bool(f.get("partial", False)),
+                "families": list(f.get("families", [])),
+                "era_rules": [
+                    {
+                        "id": r["id"],
+                        "field": r["field"],
+                        "regex": expand(r["regex"], syntax),
+                        "versions": r["versions"],
+                        "torch": r.get("torch", ""),
+                        "example": r["example"],
+                        "change": r.get("change", ""),
+                        "links": [_link(links, name, r["id"]) for name in r.get("links", [])],
+                    }
+                    for r in f.get("era_rules", [])
+                ],
+            }
+            forms.append(form)
+        out[tid] = {
+            "id": tid,
+            "title": t["title"],
+            "shape": t["shape"],
+            "meaning": " ".join(t["meaning"].split()),
+            "exception": t["exception"],
+            "families": list(t["families"]),
+            "op_families": list(t.get("op_families", [])),
+            "next_step": t["next_step"],
+            "page": f"messages/{tid.lower()}/",
+            "forms": forms,
+            "eras": template_eras(t, forms, links),
+        }
+    return out
+
+
+_LITERAL_END = re.compile(r"[\\()\[\]{}|?*+.^$]")
+
+
+def needles(pattern: str) -> list[str]:
+    """Words of the pattern's literal prefix: any text the form matches contains each of them
+    (spaces are flexible, letters are not), so a window lacking one needs no regex at all."""
+    end = _LITERAL_END.search(pattern)
+    prefix = pattern[: end.start()] if end else pattern
+    if end and end.group(0) in "?*+" and prefix:
+        prefix = prefix[:-1]  # a quantifier makes the character before it optional
+    return [w for w in re.findall(r"[a-z0-9_]+", prefix.lower()) if len(w) >= 3]
+
+
+def _link(links: dict, name: str, where: str) -> dict:
+    if name not in links:
+        raise ValueError(f"{CATALOGUE}: form {where} names an unknown link {name!r}")
+    return {"title": links[name]["title"], "url": links[name]["url"]}
+
+
+def template_eras(t: dict, forms: list[dict], links: dict) -> list[dict]:
+    """History rows for display: each form (or each era of a form), then display-only eras."""
+    rows = []
+    for f in forms:
+        if f["era_rules"]:
+            for r in f["era_rules"]:
+                rows.append(
+                    {
+                        "versions": r["versions"],
+                        "example": r["example"],
+                        "emitted_by": f["emitted_by"],
+                        "change": r["change"],
+                        "links": r["links"],
+                        "form": f["id"],
+                    }
+                )
+        elif not f["partial"]:
+            rows.append(
+                {
+                    "versions": f["versions"],
+                    "example": f["example"],
+                    "emitted_by": f["emitted_by"],
+                    "change": f["change"],
+                    "links": f["links"],
+                    "form": f["id"],
+                }
+            )
+    for e in t.get("eras", []):
+        rows.append(
+            {
+                "versions": e["versions"],
+                "example": e["example"],
+                "emitted_by": e.get("emitted_by", ""),
+                "change": e.get("change", ""),
+                "links": [_link(links, name, "eras") for name in e.get("links", [])],
+                "form": "",
+            }
+        )
+    return rows
+
+
+# -- the generated "Error messages" page -----------------------------------------------------
+
+
+def relative_from(page_url: str) -> Callable[[str], str]:
+    """A link maker for a page at ``page_url`` (site-relative, e.g. ``messages/``)."""
+    depth = len([p for p in page_url.strip("/").split("/") if p])
+    prefix = "../" * depth
+
+    def url_for(target: str) -> str:
+        return prefix + target
+
+    return url_for
+
+
+def render_messages_page(
+    url_for: Callable[[str], str] | None = None,
+    cases: list[dict] | None = None,
+    families: dict[str, dict] | None = None,
+) -> str:
+    """Markdown for the "Error messages" page: every template, its eras with example texts,
+    the families (and cases) that produce it, and where each text came from upstream.
+
+    ``url_for`` turns a site-relative URL (``families/f2/``) into a link from the page; the
+    default assumes the page is served at ``messages/``. ``cases`` and ``families`` default to
+    the case registry and data/families.toml.
+    """
+    url_for = url_for or relative_from("messages/")
+    if families is None or cases is None:
+        from samedevice.explain.knowledge import case_entries, family_entries
+
+        families = family_entries() if families is None else families
+        cases = case_entries() if cases is None else cases
+    templates = load_templates()
+    out = [
+        "# Error messages",
+        "",
+        "Every device-error text PyTorch has printed from 1.0 to 2.14, grouped by template.",
+        "The same bug prints different texts across releases and op families; each template",
+        "below lists its eras, the root-cause families that produce it and the cases that show it.",
+        "Paste your own error into [explain](" + url_for("paste/") + ") to get its template and",
+        "likely cause, or run `samedevice explain` offline.",
+        "",
+        "| id | template | families |",
+        "|---|---|---|",
+    ]
+    for tid, t in templates.items():
+        fams = ", ".join(t["families"][:4])
+        out.append(f"| [{tid}](#{tid.lower()}) | {_cell(t['title'])} | {fams} |")
+    out.append("")
+    for tid, t in templates.items():
+        out += _template_section(tid, t, url_for, cases, families)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_template_page(
+    tid: str,
+    url_for: Callable[[str], str] | None = None,
+    cases: list[dict] | None = None,
+    families: dict[str, dict] | None = None,
+) -> str:
+    """Markdown for one template's own page (site URL ``messages/<tid>/``)."""
+    url_for = url_for or relative_from(f"messages/{tid.lower()}/")
+    if families is None or cases is None:
+        from samedevice.explain.knowledge import case_entries, family_entries
+
+        families = family_entries() if families is None else families
+        cases = case_entries() if cases is None else cases
+    t = load_templates()[tid]
+    lines = _template_section(tid, t, url_for, cases, families, level=1)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _template_section(tid, t, url_for, cases, families, level: int = 2) -> list[str]:
+    h = "#" * level
+    # an explicit anchor: stable ids (#t1) without depending on the attr_list extension
+    out = [f'<a id="{tid.lower()}"></a>', "", f"{h} {tid}: {t['title']}", ""]
+    out += ["```text", t["shape"], "```", ""]
+    out += [t["meaning"], ""]
+    out += [f"**Exception:** `{t['exception']}`  ", "**Emitted by:** " + "; ".join(t["op_families"]), ""]
+    fam_links = []
+    for fid in t["families"]:
+        fam = families.get(fid, {})
+        fam_links.append(f"[{fid} {fam.get('title', '')}]({url_for(f'families/{fid.lower()}/')})".replace(" ]", "]"))
+    out += ["**Produced by (most likely first):** " + " · ".join(fam_links), ""]
+    shown = [c for c in cases if tid in c["templates"]]
+    if shown:
+        out.append("**Cases:** " + " · ".join(f"[{c['id']} {c['title']}]({url_for(c['page'])})" for c in shown))
+        out.append("")
+    out += [f"{h}# Eras", "", "| PyTorch | text | emitted by | introduced by |", "|---|---|---|---|"]
+    for row in t["eras"]:
+        links = ", ".join(f"[{link['title']}]({link['url']})" for link in row["links"])
+        provenance = "; ".join(x for x in (_cell(row["change"]), links) if x)
+        out.append(
+            f"| {_cell(row['versions'])} | `{_code_cell(row['example'])}` | {_cell(row['emitted_by'])} | {provenance} |"
+        )
+    out += ["", f"**Next step:** {t['next_step']}", ""]
+    return out
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _code_cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|").replace("`", "'")

@@ -1,0 +1,99 @@
+"""``samedevice explain [FILE|-] [--json]``: read a pasted error, print template, causes, pages.
+
+Exit status: 0 when a device error (or a known case) was recognised, 1 when the text holds
+none, 2 for input explain cannot read (printed as one line by samedevice.cli).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+# A paste larger than this is not a paste: refuse it before reading it all into memory.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", default="-", help="file holding the error or traceback ('-' or nothing: stdin)")
+    parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    parser.add_argument(
+        "--site-url",
+        default=None,
+        help="base URL of the samedevice site for page links (default: $SAMEDEVICE_SITE_URL, "
+        "then site_url in the checkout's mkdocs.yml, else site-relative paths)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from samedevice.cli import UserError
+    from samedevice.explain.clean import InputError, decode
+
+    data = _read(args.file, UserError)
+    try:
+        text = decode(data)
+    except InputError as e:
+        raise UserError(str(e)) from None
+
+    from samedevice.explain.cache import knowledge
+    from samedevice.explain.engine import explain_text
+
+    result = explain_text(text, knowledge())
+    base = _site_url(args.site_url)
+
+    def url(rel: str) -> str:
+        return f"{base}/{rel}" if base else rel
+
+    if args.json:
+        for page in result["pages"]:
+            page["href"] = url(page["url"])
+        json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        from samedevice.explain.report import render
+
+        sys.stdout.write(render(result, url))
+    return 0 if (result["template"] or result["cases"]) else 1
+
+
+def _read(name: str, UserError: type[Exception]) -> bytes:
+    if name == "-":
+        if sys.stdin is None or sys.stdin.closed:
+            raise UserError("no input: give a file or pipe the error into stdin")
+        if sys.stdin.isatty():
+            print("Paste the error or traceback, then press Ctrl-D (Ctrl-Z Enter on Windows):", file=sys.stderr)
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    else:
+        try:
+            if os.path.isdir(name):
+                raise UserError(f"{name} is a directory; give the file that holds the error")
+            with open(name, "rb") as f:
+                data = f.read(MAX_BYTES + 1)
+        except OSError as e:
+            raise UserError(f"cannot read {name}: {e.strerror or e}") from None
+    if len(data) > MAX_BYTES:
+        raise UserError(f"the input is larger than {MAX_BYTES // (1024 * 1024)} MB; paste the error and its traceback only")
+    return data
+
+
+def _site_url(flag: str | None) -> str:
+    if flag:
+        return flag.rstrip("/")
+    env = os.environ.get("SAMEDEVICE_SITE_URL")
+    if env:
+        return env.rstrip("/")
+    from samedevice.explain.cache import case_root
+
+    root = case_root()
+    if root is not None:
+        try:
+            with open(os.path.join(root, "mkdocs.yml"), encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return ""
+        m = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.M)
+        if m:
+            return m.group(1).rstrip("/")
+    return ""

@@ -1,0 +1,255 @@
+"""explain: a paste in, the template, the ranked root-cause families and the matching cases out.
+
+The pipeline is clean -> messages -> frames -> evidence -> ranking, every step driven by the
+knowledge dict (samedevice.explain.knowledge). The browser runs the same pipeline on the same
+dict; tests/explain/test_parity.py holds both to identical results.
+"""
+
+from __future__ import annotations
+
+from samedevice.explain.clean import clean_lines
+from samedevice.explain.dialect import collapse, compiled
+from samedevice.explain.evidence import collect, signature_text
+from samedevice.explain.frames import read_frames
+from samedevice.explain.messages import find_errors
+
+# T1 and T2 are one check in two eras: a case documented with one matches a paste with the other.
+_SAME_CHECK = {"T1": "T1", "T2": "T1"}
+
+
+def explain_text(text: str, kb: dict) -> dict:
+    """The explanation of one paste (already decoded and checked) as a JSON-ready dict."""
+    lines = clean_lines(text, kb)
+    errors = find_errors(lines, kb)
+    primary = errors[0] if errors else None
+    cfg = kb["clean"]
+    n = len(lines)
+    if primary is not None:
+        p = primary["line"] - 1
+        lo, hi = max(0, p - cfg["region_before"]), min(n, p + cfg["region_after"] + 1)
+    else:
+        lo, hi = max(0, n - cfg["region_before"] - cfg["region_after"]), n
+    region = [collapse(line[: cfg["max_line"]]) for line in lines[lo:hi]]
+    frames = read_frames(region, lo, kb)
+    context = _context(region, lo, errors)
+    evidence, scores = collect(primary, frames, context, lo, kb)
+    case_hits = _case_frames("\n".join(region), lo, frames, kb)
+    for case, fragment, line in case_hits:
+        generic = compiled(kb["scoring"]["generic_fragment"]).search(fragment)
+        weight = kb["scoring"]["case_frame_generic_family" if generic else "case_frame_family"]
+        scores[case["family"]] = scores.get(case["family"], 0.0) + weight
+        evidence.append(
+            {
+                "rule": "case-library-frame",
+                "where": "frame",
+                "families": {case["family"]: weight},
+                "match": fragment,
+                "line": line,
+                "case": case["slug"],
+                "why": f"the traceback passes through `{fragment}`, where case {case['id']} ({case['title']}) happens",
+            }
+        )
+    ranking = _rank_families(scores, primary, evidence, kb)
+    cases = _rank_cases(primary, case_hits, ranking, kb)
+    return _result(primary, errors, ranking, cases, evidence, frames, region, kb)
+
+
+def _context(region: list[str], lo: int, errors: list[dict]) -> str:
+    """The region with the error messages blanked: text rules look at what surrounds them."""
+    out = list(region)
+    for e in errors:
+        for first, last, lead in e["spans"]:
+            for i in range(first, last + 1):
+                if lo <= i < lo + len(out):
+                    out[i - lo] = lead if i == first else ""
+    return "\n".join(out)
+
+
+def _case_frames(region_text: str, lo: int, frames: list[dict], kb: dict) -> list[tuple[dict, str, int]]:
+    """Cases whose library_frames appear as a traceback frame (else anywhere in the paste as a
+    path), at a path-component boundary; each with the fragment and the paste line."""
+    norm = region_text.lower().replace("\\", "/")
+    paths = [("/" + f["path"].lower(), f["line"] + 1) for f in frames]
+    hits = []
+    for case in kb["cases"]:
+        found = None
+        for fragment in case["library_frames"]:
+            for path, line in paths:
+                if _find_path(path, fragment) >= 0:
+                    found = (fragment, line)
+                    break
+            if found:
+                break
+        if found is None:
+            for fragment in case["library_frames"]:
+                at = _find_path(norm, fragment)
+                if at >= 0:
+                    found = (fragment, lo + norm.count("\n", 0, at) + 1)
+                    break
+        if found:
+            hits.append((case, found[0], found[1]))
+    return hits
+
+
+def _find_path(text: str, fragment: str) -> int:
+    start = 0
+    while True:
+        at = text.find(fragment, start)
+        if at < 0:
+            return -1
+        before = text[at - 1] if at > 0 else "\n"
+        if before in "/\"' \n[(":
+            return at
+        start = at + 1
+
+
+def _rank_families(scores: dict[str, float], primary: dict | None, evidence: list[dict], kb: dict) -> list[dict]:
+    prior_order = primary["families"] if primary else []
+    ids = list(kb["families"])
+
+    def key(fid: str) -> tuple:
+        rank = prior_order.index(fid) if fid in prior_order else len(prior_order)
+        return (-scores[fid], rank, ids.index(fid) if fid in ids else len(ids))
+
+    ranking = []
+    for fid in sorted((f for f in scores if scores[f] > 0), key=key):
+        fam = kb["families"].get(fid, {"title": fid, "page": f"families/{fid.lower()}/"})
+        ranking.append(
+            {
+                "family": fid,
+                "title": fam["title"],
+                "score": scores[fid],
+                "page": fam["page"],
+                "evidence": [e["rule"] for e in evidence if e["families"].get(fid, 0) > 0],
+            }
+        )
+    return ranking
+
+
+def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) -> list[dict]:
+    s = kb["scoring"]
+    family_scores = {r["family"]: r["score"] for r in ranking}
+    best = ranking[0]["score"] if ranking else 0.0
+    framed = {case["slug"]: fragment for case, fragment, _ in case_hits}
+    out = []
+    for order, case in enumerate(kb["cases"]):
+        why = []
+        score = 0.0
+        if case["slug"] in framed:
+            generic = compiled(s["generic_fragment"]).search(framed[case["slug"]])
+            score += s["case_frame_generic"] if generic else s["case_frame"]
+            why.append(f"traceback passes through {framed[case['slug']]}")
+        sig = _signature_score(primary, case, s) if primary else 0.0
+        if sig > 0:
+            score += sig
+            why.append(f"message signature matches ({sig:g})")
+        if case["slug"] not in framed and sig < s["case_min_signature"]:
+            continue
+        if best > 0:
+            score += s["family_share"] * family_scores.get(case["family"], 0.0) / best
+        out.append(
+            {
+                "slug": case["slug"],
+                "id": case["id"],
+                "title": case["title"],
+                "family": case["family"],
+                "score": score,
+                "page": case["page"],
+                "why": why,
+                "_order": order,
+            }
+        )
+    out.sort(key=lambda c: (-c["score"], c["_order"]))
+    for c in out:
+        del c["_order"]
+    return out
+
+
+def _signature_score(primary: dict, case: dict, s: dict) -> float:
+    best = 0.0
+    template = _SAME_CHECK.get(primary["template"], primary["template"])
+    op = {primary["op"].lower(), primary["op_base"].lower()} - {""}
+    for sig in case["signatures"]:
+        if _SAME_CHECK.get(sig["template"], sig["template"]) != template:
+            continue
+        score = s["case_template"]
+        if op and ({sig["op"].lower(), sig["op_base"].lower()} & op):
+            score += s["case_op"]
+        if primary["argument"] and primary["argument"].lower() == sig["argument"].lower():
+            score += s["case_argument"]
+        if (
+            primary["common_kind"]
+            and primary["common_kind"] == sig["common_kind"]
+            and primary["argdev_kind"] == sig["argdev_kind"]
+        ):
+            score += s["case_orientation"]
+        best = max(best, score)
+    return best
+
+
+def _torch_version(region: list[str], kb: dict) -> str:
+    text = "\n".join(region)
+    for pattern in kb["versions"]:
+        m = compiled(pattern).search(text)
+        if m:
+            return m.group("v")
+    return ""
+
+
+def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> dict:
+    # strongest first; the template's prior is background, listed last
+    ordered = sorted(
+        enumerate(evidence),
+        key=lambda ie: (ie[1]["rule"] == "template-prior", -max(ie[1]["families"].values(), default=0.0), ie[0]),
+    )
+    evidence_out = [e for _, e in ordered]
+    template = kb["templates"][primary["template"]] if primary else None
+    pages = [{"kind": "case", "id": c["id"], "title": c["title"], "url": c["page"]} for c in cases[:3]]
+    pages += [{"kind": "family", "id": r["family"], "title": r["title"], "url": r["page"]} for r in ranking[:3]]
+    if template:
+        pages.append({"kind": "template", "id": template["id"], "title": template["title"], "url": template["page"]})
+    top = ranking[0]["family"] if ranking else ""
+    failing = [f for f in frames if not f["torch"] and f["source"]]
+    return {
+        "template": primary["template"] if primary else None,
+        "title": template["title"] if template else "",
+        "meaning": template["meaning"] if template else "",
+        "families": [r["family"] for r in ranking],
+        "cases": [c["slug"] for c in cases],
+        "evidence": evidence_out,
+        "exception": primary["exception"] if primary else "",
+        "message": primary["message"] if primary else "",
+        "op": primary["op"] if primary else "",
+        "op_base": primary["op_base"] if primary else "",
+        "wrapper": primary["wrapper"] if primary else "",
+        "argument": primary["argument"] if primary else "",
+        "devices": primary["devices"] if primary else [],
+        "common_device": primary["common_device"] if primary else "",
+        "argument_device": primary["argument_device"] if primary else "",
+        "signature": signature_text(primary) if primary else "",
+        "form": primary["form"] if primary else "",
+        "era": primary["versions"] if primary else "",
+        "torch_range": primary["torch_range"] if primary else "",
+        "torch_version": _torch_version(region, kb),
+        "line": primary["line"] if primary else None,
+        "errors": [_public_error(e) for e in errors],
+        "ranking": ranking,
+        "case_ranking": cases,
+        "pages": pages,
+        "next_step": kb["next_steps"].get(top, template["next_step"] if template else ""),
+        "template_next_step": template["next_step"] if template else "",
+        "traceback": {
+            "frames": len(frames),
+            "failing": [f["source"] for f in failing[-kb["frames"]["failing_frames"] :]],
+            "libraries": sorted({f["lib"].split("/")[0] for f in frames if f["lib"]}),
+        },
+    }
+
+
+def _public_error(e: dict) -> dict:
+    keys = (
+        "template", "form", "versions", "torch_range", "exception", "exception_printed", "message",
+        "wrapper", "op", "op_base", "argument", "argnum", "devices", "common_device",
+        "argument_device", "line", "count",
+    )
+    return {k: e[k] for k in keys}

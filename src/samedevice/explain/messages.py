@@ -1,0 +1,216 @@
+"""Find the device-error messages in cleaned lines and read their fields.
+
+Two passes keep a 10 MB paste fast and a wrapped message readable:
+
+1. anchors (short phrases, run once over the lower-cased paste) say which lines to read;
+2. for each such line, a window of up to ``window_lines`` lines is joined twice: *soft* (a space
+   at every line break: the terminal wrapped at a space) and *hard* (no space where neither side
+   had whitespace: the terminal cut a word). Every catalogue form is tried on both; the reading
+   that starts on the earliest line, is not a truncated shape, and extracts the most fields wins.
+
+The browser implements the same algorithm from the same data (docs/javascripts/explain.js).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from samedevice.explain.dialect import ascii_lower, collapse, compiled, compiled_exact_case
+
+
+def find_errors(lines: list[str], kb: dict) -> list[dict]:
+    """Every distinct device error in the paste, in the order they appear."""
+    cfg = kb["clean"]
+    text = "\n".join(lines)
+    anchor = compiled_exact_case(kb["messages"]["anchor"])
+    hit_lines: list[int] = []
+    line = 0
+    pos = 0
+    low = text.lower()
+    for m in anchor.finditer(low):
+        line += low.count("\n", pos, m.start())
+        pos = m.start()
+        if not hit_lines or hit_lines[-1] != line:
+            hit_lines.append(line)
+            if len(hit_lines) >= kb["messages"]["max_windows"]:
+                break
+
+    errors: list[dict] = []
+    by_key: dict[tuple, dict] = {}
+    consumed = -1
+    for first in hit_lines:
+        if first <= consumed:
+            continue
+        found = read_window(lines, first, kb)
+        if found is None:
+            continue
+        error, last = found
+        consumed = last
+        # 0-based, inclusive: the lines the message occupies, and the text before it on the first
+        span = [error["line"] - 1, last, error.pop("lead")]
+        key = (error["template"], error["form"], error["op"], error["argument"], tuple(error["devices"]))
+        if key in by_key:
+            by_key[key]["count"] += 1
+            by_key[key]["spans"].append(span)
+            continue
+        if len(errors) >= cfg["max_messages"]:
+            continue
+        error["spans"] = [span]
+        by_key[key] = error
+        errors.append(error)
+    return errors
+
+
+# The whitespace a terminal leaves at a wrap (after cleaning; "" is not in it: an empty edge
+# means the line ended or began with a character).
+_SPACES = (" ", "\t", "\f", "\v")
+
+
+def _join(window: list[str], hard: bool) -> tuple[str, list[int]]:
+    """Join window lines (whitespace collapsed); return the text and where each line starts."""
+    out = collapse(window[0]).strip(" ")
+    starts = [0]
+    for prev, nxt in itertools.pairwise(window):
+        glue = " "
+        if hard and prev[-1:] not in _SPACES and nxt[:1] not in _SPACES:
+            glue = ""  # the terminal cut a word: "map_locatio" + "n=torch..."
+        out += glue
+        starts.append(len(out))
+        out += collapse(nxt).strip(" ")
+    return out, starts
+
+
+def _line_of(offset: int, starts: list[int]) -> int:
+    k = 0
+    for i, s in enumerate(starts):
+        if s <= offset:
+            k = i
+    return k
+
+
+def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | None:
+    """The best reading of the message starting at line ``first``, and its last line."""
+    cfg = kb["clean"]
+    boundary = compiled(cfg["boundary"])
+    window = [lines[first][: cfg["max_line"]]]
+    for j in range(first + 1, min(len(lines), first + cfg["window_lines"])):
+        if boundary.match(lines[j]):
+            break
+        window.append(lines[j][: cfg["max_line"]])
+    soft = _join(window, hard=False)
+    hard = _join(window, hard=True)
+    variants = [soft] if hard[0] == soft[0] else [soft, hard]
+
+    lowered = [ascii_lower(text) for text, _ in variants]
+    best = None
+    for order, form in enumerate(kb["forms"]):
+        # a cheap literal test first: compiling every form would dominate a cold start
+        if not any(all(n in low for n in form["needles"]) for low in lowered):
+            continue
+        pattern = compiled_exact_case(form["regex"])
+        for v, (text, starts) in enumerate(variants):
+            m = pattern.search(lowered[v])
+            if not m:
+                continue
+            # matched on the lower-cased text; read the fields from the text as printed
+            fields = {k: text[m.start(k) : m.end(k)] for k, val in m.groupdict().items() if val}
+            devices = [device_of(fields[g], kb) for g in form.get("devices", []) if g in fields]
+            if form.get("distinct") and (len(devices) < 2 or same_device(devices[0], devices[1])):
+                continue  # the same text shape reports a dtype mismatch: not a device error
+            k = _line_of(m.start(), starts)
+            # earliest start (line, then column: the same in both joins), a full shape over a
+            # truncated one, the most fields, the soft join, catalogue order
+            key = (k, m.start() - starts[k], 1 if form.get("partial") else 0, -len(fields), v, order)
+            if best is None or key < best[0]:
+                best = (key, form, m, text, starts, fields, devices)
+    if best is None:
+        return None
+    _, form, m, text, starts, fields, devices = best
+    error = _error(form, fields, devices, text[max(0, m.start() - 200) : m.start()], text[m.start() : m.end()], kb)
+    k = _line_of(m.start(), starts)
+    error["line"] = first + k + 1
+    # what precedes the message on its first line ("FAILED test_x - RuntimeError: ") stays
+    # readable as context for the text rules
+    error["lead"] = text[starts[k] : m.start()]
+    last = first + _line_of(max(m.start(), m.end() - 1), starts)
+    return error, last
+
+
+def _error(form: dict, fields: dict, devices: list[str], before: str, message: str, kb: dict) -> dict:
+    template = form["template"]
+    families = form.get("families") or kb["templates"][template]["families"]
+    if (
+        form.get("multi_accel")
+        and len(devices) >= 2
+        and kind_of(devices[0], kb) == "accelerator"
+        and kind_of(devices[1], kb) == "accelerator"
+        and not same_device(devices[0], devices[1])
+    ):
+        template = form["multi_accel"]
+        families = kb["templates"][template]["families"]
+    wrapper = fields.get("wrapper", "")
+    op = compiled(kb["ops"]["strip"]).sub("", wrapper, count=1) if wrapper else ""
+    op_base = compiled(kb["ops"]["overload"]).sub("", op, count=1) if op else ""
+    common = device_of(fields[form["common"]], kb) if form.get("common") in fields else ""
+    argdev = device_of(fields[form["argdev"]], kb) if form.get("argdev") in fields else ""
+    era_id, versions, torch_range = "", form["versions"], form["torch"]
+    for rule in form.get("era_rules", []):
+        value = fields.get(rule["field"], "")
+        if value and compiled(rule["regex"]).search(value):
+            era_id, versions, torch_range = rule["id"], rule["versions"], rule["torch"]
+            break
+    exc = compiled(kb["messages"]["exception"]).search(before)
+    exception = exc.group("exc") if exc else ""
+    canonical = {e.lower(): e for e in kb["messages"]["exceptions"]}
+    exception = canonical.get(exception.lower(), exception)
+    return {
+        "template": template,
+        "form": form["id"],
+        "era": era_id,
+        "versions": versions,
+        "torch_range": torch_range,
+        "exception": exception or kb["templates"][template]["exception"],
+        "exception_printed": bool(exception),
+        "message": message.strip(" "),
+        "wrapper": wrapper,
+        "op": op,
+        "op_base": op_base,
+        "argument": fields.get("argument", ""),
+        "argnum": fields.get("argnum", ""),
+        "devices": devices,
+        "common_device": common,
+        "argument_device": argdev,
+        "common_kind": kind_of(common, kb) if common else "",
+        "argdev_kind": kind_of(argdev, kb) if argdev else "",
+        "fields": fields,
+        "families": families,
+        "partial": bool(form.get("partial")),
+        "count": 1,
+    }
+
+
+def device_of(printed: str, kb: dict) -> str:
+    """A printed device or tensor type as a device string: torch.cuda.FloatTensor -> cuda."""
+    value = printed.strip(" ").lower()
+    for entry in kb["devices"]["map"]:
+        m = compiled(entry["regex"]).search(value)
+        if m:
+            return entry["device"].replace("{1}", m.group(1) or "") if m.groups() else entry["device"]
+    return value
+
+
+def kind_of(device: str, kb: dict) -> str:
+    """cpu, meta, accelerator, or unknown (a token PyTorch does not print, e.g. one cut off)."""
+    base = device.split(":")[0]
+    if base in kb["devices"]["not_accelerators"]:
+        return base
+    return "accelerator" if base in kb["devices"]["accelerators"] else "unknown"
+
+
+def same_device(a: str, b: str) -> bool:
+    """cuda and cuda:0 name the same device as far as a message can tell; cuda:0 and cuda:1 do not."""
+    if a == b:
+        return True
+    ta, _, ia = a.partition(":")
+    tb, _, ib = b.partition(":")
+    return ta == tb and (not ia or not ib)

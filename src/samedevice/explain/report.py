@@ -1,0 +1,95 @@
+"""The human-readable ``samedevice explain`` report."""
+
+from __future__ import annotations
+
+import textwrap
+
+
+def render(result: dict, url: callable, width: int = 100) -> str:
+    out: list[str] = []
+
+    def para(text: str, indent: str = "  ") -> None:
+        out.extend(textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent))
+
+    if result["template"] is None:
+        out.append("No PyTorch device error recognised in the input.")
+        if result["families"]:
+            out.append("")
+            out.append("The traceback still points to:")
+            _causes(result, out, para)
+        if result["cases"]:
+            _cases(result, out, url)
+        if not result["families"] and not result["cases"]:
+            para(
+                "explain knows the same-device messages of PyTorch 1.0-2.14 (templates T1-T13); "
+                "paste the whole error, including the last line of the traceback."
+            )
+        return "\n".join(out) + "\n"
+
+    out.append(f"{result['template']}: {result['title']}")
+    line = f" (line {result['line']})" if result["line"] else ""
+    para(f"{result['exception']}: {result['message']}{line}")
+    facts = []
+    if result["op"]:
+        facts.append(f"op {result['op_base'] or result['op']}" + (f" ({result['wrapper']})" if result["wrapper"] != result["op"] else ""))
+    if result["argument"]:
+        facts.append(f"argument {result['argument']}" + (f" on {result['argument_device']}" if result["argument_device"] else ""))
+    if result["common_device"]:
+        facts.append(f"the other tensors on {result['common_device']}")
+    elif result["devices"]:
+        facts.append("devices " + ", ".join(result["devices"]))
+    if result["era"]:
+        facts.append(f"printed by PyTorch {result['era']}")
+    if result["torch_version"]:
+        facts.append(f"torch {result['torch_version']} named in the paste")
+    if facts:
+        para(" · ".join(facts))
+    out.append("")
+    out.append("What it means")
+    para(result["meaning"])
+    out.append("")
+    out.append("Likely causes, best first")
+    _causes(result, out, para)
+    if result["cases"]:
+        _cases(result, out, url)
+    out.append("")
+    out.append("Pages to read")
+    for page in result["pages"]:
+        out.append(f"  {url(page['url'])}  {page['id']} {page['title']}")
+    out.append("")
+    out.append("Next step")
+    para(result["next_step"])
+    others = result["errors"][1:]
+    if others:
+        out.append("")
+        out.append(f"Other device errors in this paste ({len(others)})")
+        for e in others:
+            para(f"line {e['line']}: {e['template']} {e['message']}")
+    return "\n".join(out) + "\n"
+
+
+def _causes(result: dict, out: list[str], para) -> None:
+    by_rule: dict[str, list[dict]] = {}
+    for e in result["evidence"]:
+        by_rule.setdefault(e["rule"], []).append(e)
+    for n, r in enumerate(result["ranking"][:3], 1):
+        out.append(f"  {n}. {r['family']} {r['title']}  (score {r['score']:g})")
+        shown = 0
+        for e in result["evidence"]:
+            if e["families"].get(r["family"], 0) <= 0 or e["rule"] == "template-prior":
+                continue
+            where = f"line {e['line']}: " if e["line"] else ""
+            para(f"- {where}{e['why']}", indent="     ")
+            shown += 1
+            if shown == 3:
+                break
+        if shown == 0:
+            para(f"- no direct evidence in the paste: {result['template'] or 'this'} is often produced by this family", indent="     ")
+
+
+def _cases(result: dict, out: list[str], url) -> None:
+    out.append("")
+    out.append("Matching cases")
+    for c in result["case_ranking"][:5]:
+        out.append(f"  {c['id']} {c['title']}")
+        out.append(f"     {url(c['page'])}  ({'; '.join(c['why'])})")

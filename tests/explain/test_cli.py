@@ -1,0 +1,176 @@
+"""``samedevice explain`` as a user runs it: a fresh interpreter, files and stdin, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, SEED, run_cli
+
+LLMS = (SEED / "rasbt__LLMs-from-scratch.txt").read_bytes()
+
+
+def _four_kb() -> bytes:
+    """A realistic 4 KB paste: training log lines, then a traceback ending in the error."""
+    log = b"".join(b"epoch 1 step %d loss 0.%04d lr 5e-05\n" % (i, i * 37 % 10000) for i in range(200))
+    body = LLMS
+    return log[: 4096 - len(body)] + body
+
+
+def test_text_report(tmp_path):
+    f = tmp_path / "tb.txt"
+    f.write_bytes(LLMS)
+    r = run_cli(str(f))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    flat = " ".join(out.split())  # the report wraps long lines
+    assert out.startswith("T1: Expected all tensors to be on the same device")
+    assert "op addmm (wrapper_CUDA_addmm) · argument mat1 on cuda:0 · the other tensors on cpu" in flat
+    assert "printed by PyTorch 2.0.0 - 2.7.x" in flat
+    causes = out.split("Likely causes, best first\n")[1]
+    assert causes.splitlines()[0].startswith("  1. F1 Moved, then modified")
+    assert "  cases/llms-from-scratch-out-head/  SD-0002" in out.split("Pages to read\n")[1]
+    assert "samedevice.audit(model)" in out.split("Next step\n")[1]
+
+
+def test_json_shape(tmp_path):
+    f = tmp_path / "tb.txt"
+    f.write_bytes(LLMS)
+    r = run_cli("--json", str(f))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["template"] == "T1"
+    assert data["families"][0] == "F1"
+    assert data["cases"][0] == "llms-from-scratch-out-head"
+    assert (data["op"], data["argument"], data["devices"]) == ("addmm", "mat1", ["cpu", "cuda:0"])
+    scores = [r["score"] for r in data["ranking"]]
+    assert scores == sorted(scores, reverse=True) and [r["family"] for r in data["ranking"]] == data["families"]
+    weights = [max(e["families"].values()) for e in data["evidence"][:-1]]
+    assert weights == sorted(weights, reverse=True)
+    assert data["evidence"][-1]["rule"] == "template-prior"
+    for e in data["evidence"]:
+        assert set(e) >= {"rule", "where", "families", "match", "line", "why"}
+    frame = next(e for e in data["evidence"] if e["rule"] == "case-library-frame")
+    assert (frame["case"], frame["match"], frame["line"]) == ("llms-from-scratch-out-head", "gpt_class_finetune.py", 3)
+    assert [p["kind"] for p in data["pages"]][:2] == ["case", "family"]
+    assert data["pages"][0]["href"] == "cases/llms-from-scratch-out-head/"
+    assert data["errors"][0]["line"] == 17
+
+
+def test_site_url_makes_links_absolute(tmp_path):
+    f = tmp_path / "tb.txt"
+    f.write_bytes(LLMS)
+    data = json.loads(run_cli("--json", "--site-url", "https://example.org/sd/", str(f)).stdout)
+    assert data["pages"][0]["href"] == "https://example.org/sd/cases/llms-from-scratch-out-head/"
+
+
+@pytest.mark.parametrize("args", [(), ("-",)], ids=["no file", "dash"])
+def test_reads_stdin(args):
+    r = run_cli("--json", *args, stdin=b"RuntimeError: No backend type associated with device type cpu\n")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["template"] == "T7"
+
+
+def test_several_errors_listed():
+    text = (
+        b"RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same\n"
+        b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!\n"
+    )
+    data = json.loads(run_cli("--json", stdin=text).stdout)
+    assert [(e["template"], e["line"]) for e in data["errors"]] == [("T3", 1), ("T12", 2)]
+    out = run_cli(stdin=text).stdout.decode()
+    assert "Other device errors in this paste (1)" in out and "line 2: T12" in out
+
+
+def test_no_device_error_exits_1():
+    r = run_cli(stdin=b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert r.returncode == 1
+    assert r.stdout.decode().startswith("No PyTorch device error recognised")
+    assert json.loads(run_cli("--json", stdin=b"hello\n").stdout)["template"] is None
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "the input is empty"),
+        (b" \n\t\n", "the input is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "the input looks binary (it contains NUL bytes)"),
+        (bytes(range(1, 32)) * 20, "the input looks binary (too many control characters)"),
+        (b"RuntimeError: caf\xe9 Expected all tensors", "the input is not UTF-8 text (byte 0xe9 at offset 17)"),
+        ("RuntimeError".encode("utf-16"), "the input is UTF-16 text"),
+    ],
+    ids=["empty", "blank", "binary", "control characters", "latin-1", "utf-16"],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, data, message):
+    f = tmp_path / "paste.txt"
+    f.write_bytes(data)
+    for r in (run_cli(str(f)), run_cli(stdin=data)):
+        assert r.returncode == 2
+        assert r.stdout == b""
+        err = r.stderr.decode()
+        assert err.startswith(f"samedevice explain: {message}")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_directory(tmp_path):
+    r = run_cli(str(tmp_path / "nope.txt"))
+    assert (r.returncode, r.stderr.decode().startswith("samedevice explain: cannot read")) == (2, True)
+    r = run_cli(str(tmp_path))
+    assert r.returncode == 2 and "is a directory" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
+
+
+def test_never_imports_torch(tmp_path):
+    f = tmp_path / "tb.txt"
+    f.write_bytes(LLMS)
+    code = (
+        "import sys\n"
+        "from samedevice.cli import main\n"
+        f"rc = main(['explain', '--json', {str(f)!r}])\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0
+    assert r.stderr.decode().strip().splitlines()[-1] == "NO-TORCH"
+
+
+def _timed(*args: str, env: dict) -> float:
+    start = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "samedevice", "explain", *args], capture_output=True, cwd=ROOT, env=env, timeout=60)
+    took = time.perf_counter() - start
+    assert r.returncode == 0, r.stderr
+    return took
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what users get: compiled bytecode
+    return env
+
+
+def test_cold_run_on_4kb_traceback(tmp_path):
+    f = tmp_path / "tb.txt"
+    f.write_bytes(_four_kb())
+    assert f.stat().st_size == 4096
+    env = _env()
+    _timed("--json", str(f), env=env)  # writes bytecode and the knowledge cache
+    runs = [_timed("--json", str(f), env=env) for _ in range(5)]
+    # the budget is 150 ms (measured ~70 ms on 2 cores, see benchmarks/explain_devset.py);
+    # the test allows twice that for a loaded CI machine and still catches a heavy import
+    assert statistics.median(runs) < 0.30, runs
+
+
+def test_ten_megabyte_paste(tmp_path):
+    f = tmp_path / "big.log"
+    line = b"[rank0]:[2024-05-01 12:00:00,000] INFO train.py:88 step 123 loss=0.1234 lr=0.0001 throughput=512 samples/s\n"
+    f.write_bytes(line * ((10_000_000 - len(LLMS)) // len(line)) + LLMS)
+    assert f.stat().st_size > 9_900_000
+    env = _env()
+    took = _timed("--json", str(f), env=env)
+    r = run_cli("--json", str(f))
+    assert json.loads(r.stdout)["cases"][0] == "llms-from-scratch-out-head"
+    assert took < 4.0, took  # budget 2 s (measured ~0.8 s); headroom for a loaded CI machine

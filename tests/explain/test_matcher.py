@@ -1,0 +1,214 @@
+"""The matcher: signature + traceback evidence -> ranked families and the cases that match.
+
+Cases come from the registry, never from a list in explain: a new case file is picked up (the
+synthetic checkout below proves it), and every registered case is found from a traceback that
+passes through its library frames.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import SEED
+
+from samedevice.cases import load_cases
+from samedevice.explain.engine import explain_text
+from samedevice.explain.knowledge import build
+
+CASES = load_cases()
+
+
+def _seed_tracebacks():
+    # file name: <owner>__<repo>.txt, the upstream project of the case it should find
+    return sorted(SEED.glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", _seed_tracebacks(), ids=lambda p: p.stem)
+def test_seed_case_found_from_its_traceback(explain, path):
+    project = path.stem.replace("__", "/")
+    wanted = [c for c in CASES if c.upstream.project == project]
+    if not wanted:
+        pytest.skip(f"no case for {project} in the registry yet")
+    result = explain(path.read_text(encoding="utf-8"))
+    assert result["cases"][0] == wanted[0].slug
+    assert result["families"][0] == wanted[0].family
+    assert result["template"] == wanted[0].error.template or result["template"] in wanted[0].templates
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.slug)
+def test_every_case_found_through_its_library_frames(explain, case):
+    """A traceback that passes through the case's own files, ending in its own message."""
+    fragment = sorted(case.library_frames, key=lambda f: ("/" not in f, -len(f)))[0]
+    text = textwrap.dedent(
+        f"""\
+        Traceback (most recent call last):
+          File "/home/u/project/run.py", line 10, in <module>
+            main()
+          File "/home/u/.venv/lib/python3.11/site-packages/{fragment}", line 120, in step
+            out = fn(batch)
+        {case.error.exception}: {case.error.messages[0].text}
+        """
+    )
+    result = explain(text)
+    assert result["cases"][0] == case.slug
+    assert case.family in result["families"][:3]
+
+
+# -- a synthetic checkout: explain reads whatever cases the registry holds -----------------------
+
+
+def _case_file(slug, id_, family, template, frames, message, op="", argument=""):
+    return textwrap.dedent(
+        f"""\
+        id = "{id_}"
+        title = "Demo {slug}"
+        summary = "A synthetic case for the matcher tests."
+        family = "{family}"
+        templates = ["{template}"]
+        library_frames = {frames!r}
+
+        [error]
+        exception = "RuntimeError"
+        template = "{template}"
+        op = "{op}"
+        argument = "{argument}"
+        devices = ["cuda:0", "cpu"]
+
+        [[error.messages]]
+        torch = ">=2.8"
+        text = "{message}"
+
+        [upstream]
+        project = "demo/{slug}"
+        issue = ["https://github.com/demo/{slug}/issues/1"]
+
+        [page]
+        why = "w"
+        fix = "f"
+        find = "x"
+        """
+    ).replace("'", '"')
+
+
+@pytest.fixture(scope="module")
+def demo_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("checkout")
+    (root / "cases").mkdir()
+    cases = {
+        "demo-center-alias": _case_file(
+            "demo-center-alias", "SD-9001", "F2", "T1", ["demolib/loss/center_loss.py"],
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        ),
+        "demo-new-head": _case_file(
+            "demo-new-head", "SD-9002", "F1", "T2", ["demo_finetune_head.py"],
+            "Expected all tensors to be on the same device, but got mat1 is on cuda:0, different from other tensors on cpu (when checking argument in method wrapper_CUDA_addmm)",
+            op="addmm", argument="mat1",
+        ),
+        "demo-generic-name": _case_file(
+            "demo-generic-name", "SD-9003", "F3", "T1", ["train.py"],
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        ),
+    }
+    for slug, text in cases.items():
+        (root / "cases" / f"{slug}.toml").write_text(text)
+        (root / "snippets" / slug).mkdir(parents=True)
+        for name in ("broken.py", "fixed.py"):
+            (root / "snippets" / slug / name).write_text("pass\n")
+    return build(root)
+
+
+def test_new_case_files_are_picked_up(demo_kb):
+    assert [c["slug"] for c in demo_kb["cases"]] == ["demo-center-alias", "demo-new-head", "demo-generic-name"]
+    head = demo_kb["cases"][1]
+    # its documented message, read by the same parser
+    assert head["signatures"] == [
+        {"template": "T2", "op": "addmm", "op_base": "addmm", "argument": "mat1", "common_kind": "cpu", "argdev_kind": "accelerator"}
+    ]
+
+
+def test_library_frame_selects_the_case_and_its_family(demo_kb):
+    text = (
+        'Traceback (most recent call last):\n'
+        '  File "/opt/conda/lib/python3.10/site-packages/demolib/loss/center_loss.py", line 88, in forward\n'
+        "    out = (t - c) / temp\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    result = explain_text(text, demo_kb)
+    assert result["cases"] == ["demo-center-alias"]
+    assert result["families"][0] == "F2"
+    frame = next(e for e in result["evidence"] if e["rule"] == "case-library-frame")
+    assert (frame["case"], frame["line"], frame["families"]) == ("demo-center-alias", 2, {"F2": 4.0})
+
+
+def test_a_similar_path_is_not_the_case(demo_kb):
+    # component boundary: "mydemolib/loss/center_loss.py" is another library
+    text = (
+        '  File "/x/site-packages/mydemolib/loss/center_loss.py", line 3, in f\n'
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    assert explain_text(text, demo_kb)["cases"] == []
+
+
+def test_signature_alone_lists_a_case(demo_kb):
+    """Same op, argument and orientation as a case's own message, in another era's text."""
+    text = (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cpu and cuda:0! (when checking argument for argument mat1 in method wrapper_CUDA_addmm)"
+    )
+    result = explain_text(text, demo_kb)
+    assert result["cases"] == ["demo-new-head"]
+    assert result["case_ranking"][0]["why"] == ["message signature matches (5)"]
+
+
+def test_a_bare_generic_file_name_counts_less(demo_kb):
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    x = a * b\n'
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    result = explain_text(text, demo_kb)
+    assert result["cases"] == ["demo-generic-name"]
+    frame = next(e for e in result["evidence"] if e["rule"] == "case-library-frame")
+    assert frame["families"] == {"F3": 1.0}  # not the 4.0 a distinctive path earns
+
+
+def test_evidence_names_the_line_and_rule(explain):
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/model.py", line 40, in forward\n'
+        "    bias = torch.zeros(x.shape[-1])\n"
+        '  File "/w/model.py", line 41, in forward\n'
+        "    return x + bias\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    result = explain(text)
+    assert result["families"][0] == "F4"
+    top = result["evidence"][0]
+    assert (top["rule"], top["line"], top["match"]) == ("factory-without-device", 3, "bias = torch.zeros(x.shape[-1])")
+    assert top["why"].startswith("`bias = torch.zeros(x.shape[-1])`: a factory call without device=")
+
+
+def test_factory_with_device_is_not_evidence(explain):
+    text = (
+        '  File "/w/model.py", line 40, in forward\n'
+        "    bias = torch.zeros(x.shape[-1], device=x.device)\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    assert "factory-without-device" not in [e["rule"] for e in explain(text)["evidence"]]
+
+
+def test_message_text_is_not_context(explain):
+    """T10's own words (is_available() is False, map_location) are not evidence for F10 / F7."""
+    result = explain(
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+        "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu')"
+    )
+    assert [e["rule"] for e in result["evidence"]] == ["template-prior"]
+    assert result["families"] == ["F7", "F10"]
+
+
+def test_no_message_but_evidence_still_ranks(explain):
+    text = '  File "/x/site-packages/torch/nn/parallel/data_parallel.py", line 171, in forward\n    outputs = self.parallel_apply(replicas, inputs, kwargs)\n'
+    result = explain(text)
+    assert result["template"] is None
+    assert result["families"] == ["F8"]
