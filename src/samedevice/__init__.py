@@ -10,9 +10,9 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "assert_on_device", "audit", "locate", "sim"]
 
 _LAZY = {
-    "audit": ("samedevice.audit", "audit"),
-    "locate": ("samedevice.audit", "locate"),
-    "assert_on_device": ("samedevice.audit", "assert_on_device"),
+    "audit": ("samedevice.auditing", "audit"),
+    "locate": ("samedevice.auditing", "locate"),
+    "assert_on_device": ("samedevice.auditing", "assert_on_device"),
     "sim": ("samedevice.sim", None),
 }
 
@@ -24,7 +24,9 @@ def __getattr__(name: str) -> object:
     import importlib
 
     module = importlib.import_module(target[0])
-    return module if target[1] is None else getattr(module, target[1])
+    value = module if target[1] is None else getattr(module, target[1])
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
 
 def load_ipython_extension(ipython: object) -> None:
