@@ -30,7 +30,7 @@ browser:
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks snippets
 
 check-notebooks: install
 	$(BIN)/samedevice notebook --check

@@ -202,16 +202,25 @@ def _to_cpu(value: Any) -> Any:
 
 
 def snapshot(namespace: dict[str, Any]) -> Any:
-    """The objects a program left in ``namespace`` (public names, no modules or functions).
+    """The objects a program left in ``namespace``: public names, functions and classes too.
 
     Case pages keep the failing program's objects this way before the fixed program replaces
-    them, so "Find it in your code" can audit what actually went wrong.
+    them, so "Find it in your code" audits what actually went wrong (``broken.model``, and the
+    broken program's own functions, ``broken.encode``), not the fixed program's versions.
     """
     import types
 
     kept = {
         k: v for k, v in namespace.items()
-        if not k.startswith("_") and not isinstance(v, types.ModuleType | types.FunctionType | type)
+        if not k.startswith("_") and not isinstance(v, types.ModuleType)
         and k not in ("In", "Out", "exit", "quit", "get_ipython")
     }
     return types.SimpleNamespace(**kept)
+
+
+def forget_last_error() -> None:
+    """Clear the interpreter's record of the last uncaught error (``sys.last_value``), so the
+    next check sees only what the next cell raises."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)

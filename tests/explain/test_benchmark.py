@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 DEVSET = ROOT.parent / "shared" / "devset" / "reports.jsonl"

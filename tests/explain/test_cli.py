@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+
 from conftest import ROOT, SEED, run_cli
 
 LLMS = (SEED / "rasbt__LLMs-from-scratch.txt").read_bytes()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import SEED
 
+from conftest import SEED
 from samedevice.cases import load_cases
 from samedevice.explain.engine import explain_text
 from samedevice.explain.knowledge import build

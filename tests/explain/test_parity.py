@@ -13,6 +13,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from conftest import ROOT, SEED, VECTORS, check
 
 SCRIPT = ROOT / "docs" / "javascripts" / "explain.js"

@@ -1,9 +1,7 @@
 """The "Paste your error" page in headless Chromium (Debian's chromium, driven by Playwright).
 
-The page is served over HTTP on 127.0.0.1 from a built site: ``$SAMEDEVICE_SITE_DIR`` if set
-(CI builds the site once), else ``mkdocs build`` into a temporary folder. While the full site
-does not build, the test serves a minimal page made from docs/paste.md and the real assets and
-says so with a warning.
+The page is served over HTTP on 127.0.0.1 from a built site: ``$SAMEDEVICE_SITE_DIR`` if set,
+else the session's one real ``mkdocs build --strict`` (shared with the site tests).
 """
 
 from __future__ import annotations
@@ -11,16 +9,13 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
-import subprocess
-import sys
 import threading
 import urllib.parse
-import warnings
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SEED
+
+from conftest import SEED
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 CHROMIUM = "/usr/bin/chromium"
@@ -45,44 +40,13 @@ BOX_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>box</title
 """
 
 
-def _minimal_site(out: Path) -> None:
-    import markdown
-
-    from samedevice.explain.browser import write_assets
-
-    text = (ROOT / "docs" / "paste.md").read_text(encoding="utf-8")
-    body = text.split("---", 2)[2] if text.startswith("---") else text
-    html = markdown.markdown(body, extensions=["md_in_html", "attr_list", "tables"])
-    (out / "paste").mkdir(parents=True)
-    (out / "paste" / "index.html").write_text(
-        f'<!doctype html><html><head><meta charset="utf-8"><title>Paste your error</title></head>'
-        f"<body><article>{html}</article></body></html>",
-        encoding="utf-8",
-    )
-    (out / "javascripts").mkdir()
-    shutil.copyfile(ROOT / "docs" / "javascripts" / "explain.js", out / "javascripts" / "explain.js")
-    write_assets(out)
-
-
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> tuple[Path, str]:
+def site(request) -> tuple[Path, str]:
+    """The built site: ``$SAMEDEVICE_SITE_DIR`` if set, else the session's one real build."""
     given = os.environ.get("SAMEDEVICE_SITE_DIR")
     if given:
         return Path(given), "given"
-    out = tmp_path_factory.mktemp("site")
-    if (ROOT / "mkdocs.yml").is_file():
-        r = subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        )
-        if r.returncode == 0 and (out / "paste" / "index.html").is_file():
-            return out, "mkdocs"
-        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
-        warnings.warn(f"mkdocs build failed ({last}); testing a minimal page around explain.js", stacklevel=1)
-        shutil.rmtree(out)
-        out.mkdir()
-    _minimal_site(out)
-    return out, "minimal"
+    return request.getfixturevalue("built_site").site, "mkdocs"
 
 
 @pytest.fixture(scope="module")
@@ -205,4 +169,4 @@ def test_page_source(site):
     root, kind = site
     assert (root / "javascripts" / "explain-data.js").is_file()
     assert (root / "javascripts" / "explain-data.json").is_file()
-    assert kind in {"given", "mkdocs", "minimal"}
+    assert kind in {"given", "mkdocs"}

@@ -7,6 +7,7 @@ two implementations of the same rules.
 from __future__ import annotations
 
 import pytest
+
 from conftest import VECTORS, check
 
 

@@ -113,7 +113,7 @@ class _DeviceGuard(torch._C._acc.DeviceGuard):
 
     _TYPE = torch._C._autograd.DeviceType.PrivateUse1
 
-    def type_(self):  # noqa: ANN201 - pybind override
+    def type_(self):
         return self._TYPE
 
 

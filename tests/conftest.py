@@ -1,4 +1,5 @@
-"""Build the site once per test session and share it with every site test.
+"""Shared fixtures. The site is built once per test session and shared by every test that
+needs it (the site tests and the paste-page browser test).
 
 The build is the real one: ``python -m mkdocs build --strict`` on the checkout's ``mkdocs.yml``
 (``$SAMEDEVICE_ROOT`` selects another checkout, as everywhere in samedevice), into a temporary
