@@ -283,6 +283,14 @@ OPS += [
     Op("gcd", torch.gcd, two_ints, dtypes=(I64,), category=EXACT, argument="other"),
     Op("lcm", torch.lcm, two_ints, dtypes=(I64,), category=EXACT, argument="other"),
     Op("bitwise_not", torch.bitwise_not, ints, dtypes=(I64,)),
+    # a Python number where the schema says Tensor reaches the kernel unwrapped
+    Op("remainder_number", lambda x: x % 1.5, one),
+    Op("fmod_number", lambda x: torch.fmod(x, 1.5), one),
+    Op("copysign_number", lambda x: torch.copysign(x, -1.0), one),
+    Op("xlogy_number", lambda x: torch.xlogy(x, 2.0), pos),
+    Op("and_number", lambda x: x & 3, ints, dtypes=(I64,)),
+    Op("shift_number", lambda x: x << 1, ints, dtypes=(I64,)),
+    Op("int_tensor_float_number", lambda x: (x % 2.5, x + 0.5), ints, dtypes=(I64,)),
     Op("bincount", lambda x: torch.bincount(x.reshape(-1)), ints, dtypes=(I64,)),
     # linear algebra
     Op("mm", torch.mm, mats, category=EXACT, argument="mat2"),

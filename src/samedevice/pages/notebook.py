@@ -68,16 +68,18 @@ def _record_line(record: dict[str, Any]) -> str:
 
 
 def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookNode]:
-    """A snippet on the page: its code as a cell, or -- for programs that start several
-    processes, which cannot be defined inside a notebook kernel -- as a listing run by
-    ``%run`` (the ranks it spawns see the same simulated device)."""
+    """A snippet on the page: its code as a cell, or as a listing run with ``%run`` -- for
+    programs that start several processes (their functions cannot live inside a notebook
+    kernel; the ranks see the same simulated device) and for environment bugs (the program
+    finds its files next to itself through ``__file__``)."""
     source = path.read_text(encoding="utf-8")
     tags = (RAISES_TAG,) if raises else ()
-    if case.verify != "dist":
+    if case.verify not in ("dist", "cpu"):
         return [_md(intro), _code(source, *tags)]
     # the kernel runs in cases/ (where nbmake starts it), so the script is one level up
     rel = "../" + path.relative_to(case.root).as_posix()
-    listing = f"{intro}\n\n```python\n{source.rstrip()}\n```\n\nRun as a script, with its two processes:"
+    how = "with its two processes" if case.verify == "dist" else "next to its files"
+    listing = f"{intro}\n\n```python\n{source.rstrip()}\n```\n\nRun as a script, {how}:"
     return [_md(listing), _code(f"%run {rel}", *tags)]
 
 

@@ -250,8 +250,11 @@ def run(spec: OpSpec, args: tuple, kwargs: dict) -> Any:
     for i in spec.tensor_pos:
         if i < nargs:
             a = cargs[i]
-            if isinstance(a, Tensor) and _is_sim(a):
-                cargs[i] = to_cpu(a)
+            if isinstance(a, Tensor):
+                if _is_sim(a):
+                    cargs[i] = to_cpu(a)
+            elif a is not None:
+                cargs[i] = _wrapped_number(a)
     for i in spec.list_pos:
         if i < nargs and cargs[i]:
             cargs[i] = [
@@ -296,6 +299,25 @@ def run(spec: OpSpec, args: tuple, kwargs: dict) -> Any:
     if len(returns) == 1:
         return _back(returns[0], result, args, kwargs, index)
     return tuple(_back(r, x, args, kwargs, index) for r, x in zip(returns, result, strict=True))
+
+
+def _wrapped_number(value: Any) -> Any:
+    """A Python number that stood for a tensor argument (``x % 3``), as a CPU scalar tensor.
+
+    The dispatcher hands a Python kernel PyTorch's "wrapped number" tensors as plain numbers,
+    and only a few operators (add, mul, ...) accept numbers back. A 0-dim tensor of the dtype
+    a wrapped number has (bool, int64, the default float or complex dtype) promotes the same way.
+    """
+    if isinstance(value, bool):
+        return torch.tensor(value)
+    if isinstance(value, int):
+        return torch.tensor(value, dtype=torch.int64)
+    if isinstance(value, float):
+        return torch.tensor(value, dtype=torch.get_default_dtype())
+    if isinstance(value, complex):
+        default = torch.get_default_dtype()
+        return torch.tensor(value, dtype=torch.complex128 if default == torch.float64 else torch.complex64)
+    return value
 
 
 def _back(source: tuple | None, value: Any, args: tuple, kwargs: dict, index: int) -> Any:

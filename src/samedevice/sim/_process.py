@@ -35,6 +35,7 @@ def start(mode: str) -> None:
         atexit.register(_write_usage, usage_dir)
     if mode in ("cuda", "sim"):
         _strip_formatted_tracebacks()
+        _strip_uncaught_tracebacks()
     result = os.environ.pop("SAMEDEVICE_RESULT", None)
     if result:
         _Recorder(result, mode).install()
@@ -46,6 +47,19 @@ def _write_usage(usage_dir: str) -> None:
 
     with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
         f.write(str(USAGE.created))
+
+
+def _strip_uncaught_tracebacks() -> None:
+    """An uncaught error prints the traceback a CUDA user would see (no simulator frames)."""
+    previous = sys.excepthook
+
+    def hook(exc_type: type, exc: BaseException, tb: Any) -> None:
+        from ._tracebacks import strip_exception
+
+        strip_exception(exc)
+        previous(exc_type, exc, exc.__traceback__)
+
+    sys.excepthook = hook
 
 
 def _strip_formatted_tracebacks() -> None:
@@ -84,10 +98,11 @@ class _Recorder:
         previous = sys.excepthook
 
         def hook(exc_type: type, exc: BaseException, tb: Any) -> None:
-            from ._tracebacks import strip_exception
+            if self.mode in ("cuda", "sim"):
+                from ._tracebacks import strip_exception
 
-            strip_exception(exc)  # show the traceback a CUDA user would see
-            tb = exc.__traceback__
+                strip_exception(exc)  # record what a CUDA user would see
+                tb = exc.__traceback__
             self.record["status"] = "error"
             self.record["exception"] = {
                 "type": exc_type.__name__,

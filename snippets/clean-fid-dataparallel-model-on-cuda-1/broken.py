@@ -1,0 +1,39 @@
+"""clean-fid 0.1.28-0.1.35, reduced: `feature_extractor` wraps the Inception network in
+`torch.nn.DataParallel(model)` without `device_ids`. DataParallel then uses every visible GPU and
+expects the parameters on the first one, `cuda:0`, but `compute_fid(..., device="cuda:1")` moved
+them to `cuda:1`.
+
+Upstream: https://github.com/GaParmar/clean-fid/issues/60 (fixed by PR #65 on GitHub; no PyPI
+release has the fix).
+"""
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+device = torch.device("cuda:1")  # fid.compute_fid(..., device=torch.device("cuda:1"))
+use_dataparallel = True  # the default of compute_fid and feature_extractor
+
+# cleanfid/features.py, feature_extractor(name="torchscript_inception", device=device, ...):
+model = nn.Sequential(  # InceptionV3W(path, download=True, resize_inside=False), shrunk
+    nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 16)
+).to(device)
+model.eval()
+if use_dataparallel:
+    model = torch.nn.DataParallel(model)  # device_ids=None: all GPUs, cuda:0 first
+
+
+def model_fn(x):
+    return model(x)
+
+
+def get_batch_features(batch, model, device):
+    """cleanfid/fid.py (which also calls .numpy() on the result)."""
+    with torch.no_grad():
+        feat = model(batch.to(device))
+    return feat.detach().cpu()
+
+
+batch = torch.randint(0, 256, (4, 3, 32, 32)).float()  # images in [0, 255] from the folder loader
+feats = get_batch_features(batch, model_fn, device)
+print(feats.shape)
