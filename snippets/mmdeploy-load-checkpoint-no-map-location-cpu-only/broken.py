@@ -40,6 +40,7 @@ class BaseTask:
         return model
 
 
+torch.manual_seed(0)
 task_processor = BaseTask(device="cpu")  # tools/deploy.py deploy_cfg model_cfg checkpoint img --device cpu
 torch_model = task_processor.build_pytorch_model(CHECKPOINT)  # torch2onnx(...)
 with torch.no_grad():

@@ -112,8 +112,7 @@ def run(rank, world_size):
     for batch_idx in range(2):
         batch = torch.randn(4, 2, 5, 3, device=device), torch.randn(4, 2, 5, 3, device=device)
         lightning_module.validation_step(batch, batch_idx)
-    mean_acc = lightning_module.on_validation_epoch_end()
-    print(f"rank {rank}: mean ACC {mean_acc.mean().item():.3f}")
+    lightning_module.on_validation_epoch_end()  # the DDP sync fails here
     dist.destroy_process_group()
 
 

@@ -58,7 +58,8 @@ def test_json_shape(tmp_path):
         assert set(e) >= {"rule", "where", "families", "match", "line", "why"}
     frame = next(e for e in data["evidence"] if e["rule"] == "case-library-frame")
     assert (frame["case"], frame["match"], frame["line"]) == ("llms-from-scratch-out-head", "gpt_class_finetune.py", 3)
-    assert [p["kind"] for p in data["pages"]][:2] == ["case", "family"]
+    kinds = [p["kind"] for p in data["pages"]]
+    assert kinds[0] == "case" and "family" in kinds
     assert data["pages"][0]["href"] == "cases/llms-from-scratch-out-head/"
     assert data["errors"][0]["line"] == 17
 

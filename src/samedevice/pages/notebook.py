@@ -247,6 +247,9 @@ def check_notebook(case: Case) -> list[str]:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+# PyTorch's C++ log lines (glog style) carry a timestamp and a thread id; spawn names PIDs
+_LOG_PREFIX = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", re.MULTILINE)
+_PROCESS = re.compile(r"\b(process|pid) \d+", re.IGNORECASE)
 
 
 def _path_prefixes() -> list[tuple[str, str]]:
@@ -279,6 +282,13 @@ def normalise_outputs(nb: NotebookNode, root: Path) -> NotebookNode:
     return nb
 
 
+def _volatile(text: str) -> str:
+    text = _ANSI.sub("", text)
+    text = _ADDRESS.sub("0x…", text)
+    text = _LOG_PREFIX.sub(r"\1<time> <thread> ", text)
+    return _PROCESS.sub(r"\1 <n>", text)
+
+
 def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
     """Outputs reduced to plain text without colours or addresses, per code cell."""
     result = []
@@ -293,5 +303,5 @@ def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
                 texts.append(out["text"])
             elif "data" in out:
                 texts.append(out["data"].get("text/plain", ""))
-        result.append([_ADDRESS.sub("0x…", _ANSI.sub("", t)) for t in texts])
+        result.append([_volatile(t) for t in texts])
     return result
