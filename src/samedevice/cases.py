@@ -116,6 +116,20 @@ class Case:
         return self.root / "cases" / f"{self.slug}.verified.json"
 
     @property
+    def upstream_record_path(self) -> Path:
+        return self.root / "cases" / f"{self.slug}.upstream.json"
+
+    def upstream_record(self) -> dict | None:
+        """The opt-in upstream tier's result (``pytest -m upstream``): the real library's buggy
+        and fixed releases run on the simulated accelerator. None when never recorded."""
+        try:
+            return json.loads(self.upstream_record_path.read_text())
+        except FileNotFoundError:
+            return None
+        except ValueError as e:
+            raise CaseError(f"{self.upstream_record_path}: not valid JSON ({e})") from None
+
+    @property
     def broken_path(self) -> Path:
         return self.root / "snippets" / self.slug / "broken.py"
 
@@ -174,6 +188,7 @@ class Case:
             "library_frames": list(self.library_frames),
             "page": self.page_url,
             "verified": self.records(),
+            "upstream_releases": self.upstream_record(),
         }
 
 

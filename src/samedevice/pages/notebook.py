@@ -61,6 +61,21 @@ def _links(title: str, links: tuple) -> list[str]:
     return [f"- {title}: [{link.title}]({link.url})" for link in links]
 
 
+def _upstream_release_lines(case: Case) -> list[str]:
+    """The real releases, run by the opt-in upstream tier (``pytest -m upstream``)."""
+    record = case.upstream_record()
+    if not record:
+        return []
+    where = "the simulated accelerator" if record.get("device") == "sim" else "CUDA"
+    lines = ["", f"The real `{record['package']}` releases, installed from PyPI and run on {where} "
+             f"(PyTorch {record['torch']}, {record['date']}, `pytest -m upstream`):", "",
+             "| Release | Expected | Observed |", "|---|---|---|"]
+    for r in record["results"]:
+        observed = r["observed"] + (f": `{r['message']}`" if r.get("message") else "")
+        lines.append(f"| {r['version']} | {r['expected']} | {observed} |")
+    return lines
+
+
 def _record_line(record: dict[str, Any]) -> str:
     device = "simulated accelerator (CPU)" if record["device"] == "sim" else (
         f"CUDA, {record['gpu']}" if record["device"] == "cuda" else "CPU-only PyTorch")
@@ -153,6 +168,7 @@ def build_cells(case: Case) -> list[NotebookNode]:
         versions.append("")
     if v.notes:
         versions.append(v.notes)
+    versions += _upstream_release_lines(case)
     cells.append(_md("\n".join(versions)))
 
     up = case.upstream
