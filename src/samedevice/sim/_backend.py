@@ -129,7 +129,7 @@ def _mirror_ops(facts: dict[str, _optable.OpFacts]) -> list[str]:
     has = torch._C._dispatch_has_kernel_for_dispatch_key
     names = []
     for name, f in facts.items():
-        if not f.has_cuda_kernel or (f.check == _optable.FOREACH and False):
+        if not f.has_cuda_kernel:
             continue
         qual = f"aten::{name}"
         try:

@@ -23,14 +23,6 @@ from ._naming import device_text, dispatch_key_text
 SAME_DEVICE = "Expected all tensors to be on the same device"
 
 
-class DeviceMismatch(RuntimeError):
-    """Never raised: messages go out as plain RuntimeError, exactly like PyTorch's."""
-
-
-def _hide_frame() -> None:
-    """Frames of the simulator are marked so IPython tracebacks skip them (see ``__tracebackhide__``)."""
-
-
 def exact_message(arg: str, device: torch.device, common: torch.device, wrapper: str) -> str:
     return (
         f"{SAME_DEVICE}, but got {arg} is on {device_text(device)}, different from other tensors "

@@ -240,7 +240,7 @@ def run(spec: OpSpec, args: tuple, kwargs: dict) -> Any:
                     index = d
                 elif d != index:
                     mixed = True
-    if mixed or index == -1 or _is_meta_mix(index, args, spec):
+    if mixed or index == -1:  # a CPU (or meta) tensor among them: apply CUDA's rule
         index = _check_mixed(spec, args, kwargs)
     if spec.generator is not None:
         _check_generator(spec, args, kwargs, index)
@@ -277,14 +277,7 @@ def run(spec: OpSpec, args: tuple, kwargs: dict) -> Any:
             ckwargs["device"] = _CPU
             if index < 0:
                 index = _index_of(dev)
-        if spec.generator is not None and isinstance(spec.generator, str):
-            gen = ckwargs.get(spec.generator)
-            if gen is not None:
-                ckwargs[spec.generator] = _cpu_generator(gen)
-    if spec.generator is not None and isinstance(spec.generator, int) and spec.generator < nargs:
-        gen = cargs[spec.generator]
-        if gen is not None:
-            cargs[spec.generator] = _cpu_generator(gen)
+    # A sim generator is a CPU generator underneath (see _runtime.Generator): it passes as is.
 
     if spec.out_names:
         result = _call_with_outs(spec, args, kwargs, cargs, ckwargs)
@@ -369,10 +362,6 @@ def _call_with_outs(spec: OpSpec, args: tuple, kwargs: dict, cargs: list, ckwarg
 # -- the slow path: mixed devices ----------------------------------------------------------------
 
 
-def _is_meta_mix(index: int, args: tuple, spec: OpSpec) -> bool:
-    return False
-
-
 def _check_mixed(spec: OpSpec, args: tuple, kwargs: dict) -> int:
     """Apply CUDA's rule for this op to arguments on several devices; return the output index."""
     __tracebackhide__ = True
@@ -437,6 +426,3 @@ def _check_generator(spec: OpSpec, args: tuple, kwargs: dict, index: int) -> Non
 
         raise RuntimeError(_checks.generator_message(device_type_text(), gen.device.type))
 
-
-def _cpu_generator(gen: Any) -> Any:
-    return gen
