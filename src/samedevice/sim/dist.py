@@ -82,38 +82,31 @@ class SimProcessGroup(dist.ProcessGroup):
         for d, s in zip(dst, src, strict=True):
             d.copy_(from_cpu(s, d.get_device()))
 
-    @_plain
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def _in_place(self, name: str, tensors: list[torch.Tensor], opts: Any) -> Any:
+        """A collective that updates its tensors in place (all_reduce, broadcast, reduce)."""
         __tracebackhide__ = True
-        opts = opts or dist.AllreduceOptions()
         if not _all_sim(tensors):
-            return self._c10d.allreduce(tensors, opts)
+            return getattr(self._c10d, name)(tensors, opts)  # raises c10d's own error for CPU
         host = self._host(tensors)
-        self._gloo.allreduce(host, opts).wait()
+        getattr(self._gloo, name)(host, opts).wait()
         self._copy_back(tensors, host)
         return _done(tensors)
+
+    @_plain
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        return self._in_place("allreduce", tensors, opts or dist.AllreduceOptions())
 
     @_plain
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
-        __tracebackhide__ = True
-        opts = opts or dist.AllreduceCoalescedOptions()
-        if not _all_sim(tensors):
-            return self._c10d.allreduce_coalesced(tensors, opts)
-        host = self._host(tensors)
-        self._gloo.allreduce_coalesced(host, opts).wait()
-        self._copy_back(tensors, host)
-        return _done(tensors)
+        return self._in_place("allreduce_coalesced", tensors, opts or dist.AllreduceCoalescedOptions())
 
     @_plain
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
-        __tracebackhide__ = True
-        opts = opts or dist.BroadcastOptions()
-        if not _all_sim(tensors):
-            return self._c10d.broadcast(tensors, opts)
-        host = self._host(tensors)
-        self._gloo.broadcast(host, opts).wait()
-        self._copy_back(tensors, host)
-        return _done(tensors)
+        return self._in_place("broadcast", tensors, opts or dist.BroadcastOptions())
+
+    @_plain
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        return self._in_place("reduce", tensors, opts or dist.ReduceOptions())
 
     @_plain
     def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
@@ -137,17 +130,6 @@ class SimProcessGroup(dist.ProcessGroup):
         self._gloo._allgather_base(host_out, to_cpu(input).clone(), opts).wait()
         output.copy_(from_cpu(host_out, output.get_device()))
         return _done([output])
-
-    @_plain
-    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
-        __tracebackhide__ = True
-        opts = opts or dist.ReduceOptions()
-        if not _all_sim(tensors):
-            return self._c10d.reduce(tensors, opts)
-        host = self._host(tensors)
-        self._gloo.reduce(host, opts).wait()
-        self._copy_back(tensors, host)
-        return _done(tensors)
 
     @_plain
     def barrier(self, opts: Any = None) -> Any:
