@@ -633,6 +633,12 @@
     var best = ranking.length ? ranking[0].score : 0.0;
     var framed = {};
     caseHits.forEach(function (hit) { framed[hit[0].slug] = hit[1]; });
+    // A template that few cases print (T7, T10, ...) points at them by itself (as in engine.py).
+    var template = primary ? (SAME_CHECK[primary.template] || primary.template) : null;
+    var printing = kb.cases.filter(function (c) {
+      return c.signatures.some(function (sig) { return (SAME_CHECK[sig.template] || sig.template) === template; });
+    }).length;
+    var rare = primary !== null && primary !== undefined && printing <= Math.max(1.0, s.case_rare_share * kb.cases.length);
     var out = [];
     kb.cases.forEach(function (c, order) {
       var why = [];
@@ -647,7 +653,7 @@
         score += sig;
         why.push("message signature matches (" + fmt(sig) + ")");
       }
-      if (!isFramed && sig < s.case_min_signature) return;
+      if (!isFramed && sig < s.case_min_signature && !(rare && sig > 0)) return;
       if (best > 0) score += s.family_share * (familyScores[c.family] || 0.0) / best;
       out.push({ slug: c.slug, id: c.id, title: c.title, family: c.family, score: score, page: c.page, why: why, _order: order });
     });

@@ -131,6 +131,14 @@ def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) 
     family_scores = {r["family"]: r["score"] for r in ranking}
     best = ranking[0]["score"] if ranking else 0.0
     framed = {case["slug"]: fragment for case, fragment, _ in case_hits}
+    # A template that few cases print (T7, T10, ...) points at them by itself; for the common
+    # ones (T1, T2) the op, argument or device orientation must match too.
+    template = _SAME_CHECK.get(primary["template"], primary["template"]) if primary else None
+    printing = sum(
+        any(_SAME_CHECK.get(sig["template"], sig["template"]) == template for sig in c["signatures"])
+        for c in kb["cases"]
+    )
+    rare = primary is not None and printing <= max(1.0, s["case_rare_share"] * len(kb["cases"]))
     out = []
     for order, case in enumerate(kb["cases"]):
         why = []
@@ -143,7 +151,7 @@ def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) 
         if sig > 0:
             score += sig
             why.append(f"message signature matches ({sig:g})")
-        if case["slug"] not in framed and sig < s["case_min_signature"]:
+        if case["slug"] not in framed and sig < s["case_min_signature"] and not (rare and sig > 0):
             continue
         if best > 0:
             score += s["family_share"] * family_scores.get(case["family"], 0.0) / best
