@@ -44,3 +44,19 @@ def ddp_training(rank: int, port: int, device_kind: str, out_dir: str, bug: bool
             f.write(f"{type(e).__name__}: {e}")
     finally:
         dist.destroy_process_group()
+
+
+def nccl_semantics(rank: int, port: int, device_kind: str, out_dir: str, bug: bool) -> None:
+    """What NCCL does that Gloo does not: integer averages; object collectives on the device."""
+    device = _setup(rank, port, device_kind)
+    try:
+        counts = torch.tensor([3 + rank, 10 * rank], device=device)
+        dist.all_reduce(counts, op=dist.ReduceOp.AVG)  # NCCL: sum, then integer division
+        objects = [{"rank": rank}] if rank == 0 else [None]
+        dist.broadcast_object_list(objects, src=0)
+        torch.save({"counts": counts.cpu(), "object": objects[0]}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except Exception as e:
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
+            f.write(f"{type(e).__name__}: {e}")
+    finally:
+        dist.destroy_process_group()

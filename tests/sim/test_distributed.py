@@ -45,3 +45,12 @@ def test_ddp_on_two_simulated_ranks_matches_gloo_on_the_cpu(tmp_path):
         torch.testing.assert_close(sim[rank], cpu[rank])
     torch.testing.assert_close(sim[0]["weight"], sim[1]["weight"])  # DDP kept ranks in step
     assert sim[0]["count"].item() == 16
+
+
+def test_integer_averages_and_object_collectives_work_as_on_nccl(tmp_path):
+    mp.spawn(dist_programs.nccl_semantics, args=(_port(), "cuda", str(tmp_path), False), nprocs=2)
+    for rank in range(2):
+        assert not (tmp_path / f"rank{rank}.err").exists(), (tmp_path / f"rank{rank}.err").read_text()
+        result = torch.load(tmp_path / f"rank{rank}.pt", weights_only=False)
+        assert result["counts"].tolist() == [3, 5]  # (3 + 4) // 2, (0 + 10) // 2
+        assert result["object"] == {"rank": 0}

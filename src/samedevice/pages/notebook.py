@@ -69,6 +69,7 @@ def _upstream_release_lines(case: Case) -> list[str]:
     where = "the simulated accelerator" if record.get("device") == "sim" else "CUDA"
     lines = ["", f"The real `{record['package']}` releases, installed from PyPI and run on {where} "
              f"(PyTorch {record['torch']}, {record['date']}, `pytest -m upstream`):", "",
+             *([record["how"], ""] if record.get("how") else []),
              "| Release | Expected | Observed |", "|---|---|---|"]
     for r in record["results"]:
         observed = r["observed"] + (f": `{r['message']}`" if r.get("message") else "")

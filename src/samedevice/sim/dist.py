@@ -72,6 +72,12 @@ class SimProcessGroup(dist.ProcessGroup):
     def rank(self) -> int:
         return self._rank
 
+    @property
+    def _device_types(self) -> list[torch.device]:
+        # Object collectives (broadcast_object_list, used by Lightning's strategy.broadcast)
+        # pick their device from here, as they pick "cuda" for an NCCL group.
+        return [torch.device(BACKEND)]
+
     # Each collective: sim tensors -> CPU copies -> Gloo -> copy back; others -> c10d (raises).
 
     def _host(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -94,7 +100,18 @@ class SimProcessGroup(dist.ProcessGroup):
 
     @_plain
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
-        return self._in_place("allreduce", tensors, opts or dist.AllreduceOptions())
+        opts = opts or dist.AllreduceOptions()
+        integral = tensors and not any(t.is_floating_point() or t.is_complex() for t in tensors)
+        if opts.reduceOp == dist.ReduceOp.AVG and integral and _all_sim(tensors):
+            # NCCL averages integers (sum, then C integer division); Gloo refuses AVG on them
+            as_sum = dist.AllreduceOptions()
+            as_sum.reduceOp = dist.ReduceOp.SUM
+            as_sum.timeout = opts.timeout
+            work = self._in_place("allreduce", tensors, as_sum)
+            for t in tensors:
+                t.copy_(torch.div(t, self._size, rounding_mode="trunc"))
+            return work
+        return self._in_place("allreduce", tensors, opts)
 
     @_plain
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:

@@ -1,0 +1,1 @@
+"""The opt-in upstream tier: real library releases from PyPI on the simulated accelerator."""

@@ -1,0 +1,115 @@
+"""Which real releases the upstream tier runs, what each must do, and how it is driven.
+
+For each case: the PyPI distribution, its releases in order with the expected outcome
+("fail": the case's documented exception and message, raised inside the library; "pass":
+runs, on the accelerator), the extra pinned installs the import needs (the same for every
+release of a case, so that only the library differs), and the driver in ``drivers/``.
+The pair named by the case's versions is always included; neighbours that bound the affected
+range are added where they are cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+FAIL, PASS = "fail", "pass"
+
+Check = Callable[[str, list[dict]], list[str]]
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    expected: str  # FAIL or PASS
+
+
+@dataclass(frozen=True)
+class UpstreamCase:
+    slug: str
+    package: str  # the PyPI distribution
+    releases: tuple[Release, ...]
+    requirements: tuple[str, ...]  # pinned, installed with --no-deps next to the release
+    how: str  # one sentence for the record and the page: the real code path the driver runs
+    # (file suffix, function): a failure must be raised through this frame of the installed
+    # release -- the buggy line's function, so that a device error elsewhere does not count
+    failure_frame: tuple[str, str]
+    timeout: float = 180.0
+    check: Check | None = field(default=None)  # case-specific checks of the driver's reports
+
+    @property
+    def driver(self) -> str:
+        return f"{self.slug}.py"
+
+
+def _events(reports: list[dict], event: str) -> list[dict]:
+    return [r for r in reports if r.get("event") == event]
+
+
+def _lycoris_check(expected: str, reports: list[dict]) -> list[str]:
+    """A passing run must have gone through the CP branch (the one that held the bug)."""
+    done = _events(reports, "done")
+    if expected == PASS and done and not any(k.endswith(".lora_mid.weight") for k in done[0]["keys"]):
+        return [f"extract_diff never reached the CP (lora_mid) branch: keys {done[0]['keys']}"]
+    return []
+
+
+def _lightning_check(expected: str, reports: list[dict]) -> list[str]:
+    """Both ranks finish the LR finder (a failure must come from the real fit); a passing run
+    reports from both ranks with equal synced metrics."""
+    problems = []
+    if {r["rank"] for r in _events(reports, "lr_find done")} != {0, 1}:
+        problems.append("the LR finder did not finish on both ranks")
+    if expected == PASS:
+        done = _events(reports, "done")
+        if {r["rank"] for r in done} != {0, 1}:
+            problems.append(f"expected a result from ranks 0 and 1, got {done}")
+        elif done[0]["metrics"] != done[1]["metrics"] or not done[0]["metrics"]:
+            problems.append(f"the ranks' synced metrics differ or are missing: {done}")
+    return problems
+
+
+CASES: tuple[UpstreamCase, ...] = (
+    UpstreamCase(
+        slug="lightly-dino-loss-center",
+        package="lightly",
+        releases=(Release("1.5.10", PASS), Release("1.5.11", FAIL), Release("1.5.12", PASS)),
+        # lightly.models.utils imports torchvision.ops; 0.28.0 is torch 2.13's torchvision
+        requirements=("torchvision==0.28.0", "pillow==11.3.0"),
+        how='`lightly.loss.DINOLoss(output_dim=8).to("cuda")`, then the loss of two CUDA '
+            "teacher and student views (`forward` subtracts the center, then updates it).",
+        failure_frame=("lightly/loss/dino_loss.py", "forward"),
+    ),
+    UpstreamCase(
+        slug="lycoris-extract-diff-detach-cpu",
+        package="lycoris-lora",
+        releases=(Release("2.1.0.dev4", FAIL), Release("2.1.0.dev7", FAIL),
+                  Release("2.1.0.dev8", PASS), Release("2.1.0", PASS)),
+        # what `import lycoris` pulls in (lycoris/__init__.py imports kohya, modules, wrapper)
+        requirements=("safetensors==0.8.0", "regex==2026.11.15", "tqdm==4.66.4",
+                      "einops==0.8.2", "toml==0.10.2"),
+        how='`lycoris.utils.extract_diff(..., extract_device="cuda")` on a base and a tuned '
+            "model whose 3x3 `Conv2d` differs, fixed rank 2 with CP decomposition "
+            "(`small_conv=True`): the branch that builds `lora_mid`.",
+        failure_frame=("lycoris/utils/__init__.py", "make_state_dict"),
+        check=_lycoris_check,
+    ),
+    UpstreamCase(
+        slug="lightning-lr-find-ddp-sync-dist",
+        package="pytorch-lightning",
+        releases=(Release("2.0.9", PASS), Release("2.1.0", FAIL), Release("2.3.3", FAIL),
+                  Release("2.4.0", PASS)),
+        # setuptools: pytorch_lightning/__init__.py calls pkg_resources, gone from setuptools 81
+        requirements=("torchmetrics==1.4.1", "lightning-utilities==0.11.6", "tqdm==4.66.4",
+                      "setuptools==70.3.0"),
+        how="A whole `pytorch_lightning.Trainer`, DDP over two processes with NCCL (simulated): "
+            "`Tuner(trainer).lr_find(...)`, then `trainer.fit(...)`, losses logged with "
+            "`sync_dist=True`. A small accelerator plug-in names the devices `cuda:0` and "
+            "`cuda:1` (the simulator keeps `torch.cuda.is_available()` False), and DDP is built "
+            "without `device_ids`; neither is on the bug's path.",
+        # _ResultMetric.compute syncs the mean's batch count, left on the CPU by the finder
+        failure_frame=("pytorch_lightning/trainer/connectors/logger_connector/result.py", "compute"),
+        timeout=300.0,
+        check=_lightning_check,
+    ),
+)
