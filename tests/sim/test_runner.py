@@ -1,0 +1,59 @@
+"""Running programs as users do: the runner's modes, and programs that never use the device."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from samedevice.sim.runner import rank_exception, run_script
+
+pytestmark = pytest.mark.slow
+
+
+def _script(tmp_path, body: str):
+    path = tmp_path / "prog.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_a_program_that_picks_the_cpu_never_uses_the_accelerator(tmp_path):
+    prog = _script(tmp_path, """
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"   # False under the simulator
+        model = torch.nn.Linear(3, 2).to(device)
+        out = model(torch.ones(4, 3))
+    """)
+    result = run_script(prog, "cuda")
+    assert result.ok and result.usage == 0
+
+
+def test_cuda_mode_raises_cudas_message_and_cpu_mode_runs(tmp_path):
+    prog = _script(tmp_path, """
+        import torch
+        model = torch.nn.Linear(3, 2).cuda()
+        out = model(torch.ones(4, 3))
+    """)
+    sim = run_script(prog, "cuda")
+    assert sim.exception["type"] == "RuntimeError"
+    assert sim.exception["message"].endswith("(when checking argument in method wrapper_CUDA_addmm)")
+    assert "/samedevice/" not in sim.stderr  # the traceback a CUDA user sees
+    assert sim.usage > 0
+    cpu = run_script(prog, "cpu")
+    assert cpu.ok and set(cpu.values()) == {"model", "out"}
+
+
+def test_samedevice_run_returns_the_programs_exit_status(tmp_path):
+    prog = _script(tmp_path, "import sys, torch; torch.ones(1, device='cuda'); sys.exit(3)")
+    out = subprocess.run([sys.executable, "-m", "samedevice", "run", str(prog)], capture_output=True)
+    assert out.returncode == 3
+    out = subprocess.run([sys.executable, "-m", "samedevice", "run", str(tmp_path / "none.py")],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("samedevice run: no such file")
+
+
+def test_rank_exception_reads_the_last_exception_line():
+    text = "\n-- Process 1 terminated with the following error:\nTraceback ...\n  File x\nRuntimeError: No backend type associated with device type cpu\n"
+    assert rank_exception(text) == ("RuntimeError", "No backend type associated with device type cpu")
