@@ -12,36 +12,12 @@ reproduces); for reading pasted errors from any PyTorch version use ``samedevice
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-_DEV = r"((?:cuda|sim|cpu|meta|mps|xpu|hpu|privateuseone)(?::\d+)?)"
-
-# (template id, pattern). Order matters: T12 is T1 with two accelerators, decided below.
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("T2", re.compile(
-        r"Expected all tensors to be on the same device, but got (\w+) is on " + _DEV
-        + r", different from other tensors on " + _DEV
-        + r" \(when checking argument in method wrapper_([A-Za-z0-9]+)_(\w+)\)")),
-    ("T1", re.compile(
-        r"Expected all tensors to be on the same device, but found at least two devices, "
-        + _DEV + r" and " + _DEV + r"!")),
-    ("T3", re.compile(r"Input type \((torch\.(?:\w+\.)?\w+Tensor)\) and (weight|bias) type "
-                      r"\((torch\.(?:\w+\.)?\w+Tensor)\) should be the same")),
-    ("T6", re.compile(r"indices should be either on cpu or on the same device as the indexed "
-                      r"tensor \(" + _DEV + r"\)")),
-    ("T7", re.compile(r"No backend type associated with device type (\w+)")),
-    ("T8", re.compile(r"Expected a '(\w+)' device type for generator but found '(\w+)'")),
-    ("T9", re.compile(r"module must have its parameters and buffers on device " + _DEV
-                      + r" \(device_ids\[0\]\) but found one of them on device: " + _DEV)),
-    ("T10", re.compile(r"Attempting to deserialize object on (?:a )?(\w+) device")),
-    ("T11", re.compile(r"can't convert " + _DEV + r" device type tensor to numpy")),
-    ("T13", re.compile(r"Input and (hidden|parameter) tensors are not at the same device, "
-                       r"found input tensor at " + _DEV + r" and \w+ tensor at " + _DEV)),
-]
 
 
 @dataclass(frozen=True)
@@ -55,29 +31,35 @@ class Signature:
     wrapper_key: str = ""
 
 
+@functools.cache
+def _catalogue() -> dict:
+    # the message catalogue of ``samedevice explain`` (templates.toml): one source for the texts
+    from samedevice.explain.knowledge import build
+
+    return build(with_cases=False)
+
+
 def signature(message: str) -> Signature | None:
-    """The signature of a PyTorch 2.8+ device-error message, or None if it is not one."""
-    for template, pattern in _PATTERNS:
-        m = pattern.search(message)
-        if not m:
-            continue
-        g = m.groups()
-        if template == "T2":
-            return Signature("T2", op=g[4], argument=g[0], devices=(g[1], g[2]), wrapper_key=g[3])
-        if template == "T1":
-            accelerators = [d for d in g if not d.startswith("cpu")]
-            return Signature("T12" if len(accelerators) == 2 else "T1", devices=(g[0], g[1]))
-        if template == "T3":
-            return Signature("T3", argument=g[1], devices=(g[0], g[2]))
-        if template in ("T6", "T7", "T11"):
-            return Signature(template, devices=(g[0],))
-        if template in ("T8", "T9"):
-            return Signature(template, devices=(g[0], g[1]))
-        if template == "T10":
-            return Signature("T10", devices=(g[0],))
-        if template == "T13":
-            return Signature("T13", argument=g[0], devices=(g[1], g[2]))
-    return None
+    """The signature of a device-error message, read with ``samedevice explain``'s catalogue.
+
+    ``devices`` are in the order the message prints them; for T3 (conv type mismatch) they are
+    the printed tensor types and ``argument`` is ``weight`` or ``bias``.
+    """
+    from samedevice.explain.messages import find_errors
+
+    errors = find_errors(message.splitlines() or [message], _catalogue())
+    if not errors:
+        return None
+    e = errors[0]
+    if e["template"] == "T3":
+        fields = e["fields"]
+        return Signature("T3", argument=fields.get("param", ""),
+                         devices=(fields.get("input_type", ""), fields.get("param_type", "")))
+    key = ""
+    if e["wrapper"].startswith("wrapper_") and e["op"]:
+        key = e["wrapper"][len("wrapper_"):-len(e["op"])].strip("_")
+    return Signature(e["template"], op=e["op"], argument=e["argument"],
+                     devices=tuple(e["devices"]), wrapper_key=key)
 
 
 class ExpectedDeviceError:

@@ -208,7 +208,7 @@ SCENARIOS = [
     (arange_in_forward, "T1", "", "", ("cuda:0", "cpu")),
     (detach_cpu_mixed, "T1", "", "", ("cuda:0", "cpu")),
     (optimizer_state_before_move, "T1", "", "", ("cuda:0", "cpu")),
-    (cpu_index, "T2", "_index_select", "index", ("cpu", "cuda:0")),
+    (cpu_index, "T2", "index_select", "index", ("cpu", "cuda:0")),
     (training, "T2", "addmm", "mat1", ("cpu", "cuda:0")),
     (inplace_and_views, "T1", "", "", ("cuda:0", "cpu")),
     (pinned_loader, "T2", "addmm", "mat1", ("cpu", "cuda:0")),

@@ -128,8 +128,8 @@ def case_entries(root: Path | None = None) -> list[dict]:
     return out
 
 
-def build(root: Path | None = None) -> dict:
-    """The whole knowledge base, JSON-ready."""
+def build(root: Path | None = None, *, with_cases: bool = True) -> dict:
+    """The whole knowledge base, JSON-ready (``with_cases=False``: the message catalogue only)."""
     from samedevice.explain.messages import find_errors
 
     templates = catalogue.load_templates()
@@ -141,7 +141,7 @@ def build(root: Path | None = None) -> dict:
         for tid, t in templates.items()
     }
     kb["families"] = family_entries()
-    cases = case_entries(root)
+    cases = case_entries(root) if with_cases else []
     for case in cases:
         # a case's signatures are its own documented messages, read by the same parser
         signatures = []
