@@ -267,6 +267,11 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 # PyTorch's C++ log lines (glog style) carry a timestamp and a thread id; spawn names PIDs
 _LOG_PREFIX = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", re.MULTILINE)
 _PROCESS = re.compile(r"\b(process|pid) \d+", re.IGNORECASE)
+# When one spawned rank fails, spawn SIGTERMs the ranks still running and logs it; whether a
+# sibling is still running at that moment is a race, so the line may or may not appear.
+_SPAWN_TERMINATING = re.compile(
+    r"^[IWEF]\d{4} [^\n]*torch/multiprocessing/spawn\.py:\d+\] Terminating process \d+ "
+    r"via signal \w+\n?", re.MULTILINE)
 
 
 def _path_prefixes() -> list[tuple[str, str]]:
@@ -317,7 +322,9 @@ def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
             if out.get("output_type") == "error":
                 texts.append("\n".join(out["traceback"]))
             elif out.get("output_type") == "stream":
-                texts.append(out["text"])
+                text = _SPAWN_TERMINATING.sub("", out["text"])
+                if text:
+                    texts.append(text)
             elif "data" in out:
                 texts.append(out["data"].get("text/plain", ""))
         result.append([_volatile(t) for t in texts])
