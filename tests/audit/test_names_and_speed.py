@@ -1,9 +1,8 @@
-"""Names taken from the caller's source, and the walk's speed on a large model."""
+"""Names taken from the caller's source, and a walk over a large model (its speed: benchmarks/audit_speed.py)."""
 
 from __future__ import annotations
 
 import sys
-import time
 
 import torch
 from torch import nn
@@ -44,15 +43,11 @@ def test_keywords_and_positionals_together():
     assert audit(model, labels=torch.ones(1)).roots == ["model", "labels"]
 
 
-def test_audit_of_a_thousand_module_meta_model_is_fast():
+def test_audit_walks_a_thousand_module_meta_model():
     with torch.device("meta"):
         model = nn.Sequential(*[nn.Sequential(nn.Linear(448, 448), nn.LayerNorm(448), nn.Linear(448, 448))
                                 for _ in range(250)])
     assert sum(1 for _ in model.modules()) == 1001
-    start = time.perf_counter()
-    report = audit(model)
-    elapsed = time.perf_counter() - start
+    report = audit(model)  # how fast: benchmarks/audit_speed.py (0.5 s budget), not a timed test
     assert report.tensors == 1500
     assert not report
-    # The benchmark's budget is 0.5 s (measured ~0.04 s); the test allows for a busy CI machine.
-    assert elapsed < 2.0, f"audit took {elapsed:.2f} s"

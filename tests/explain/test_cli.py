@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import statistics
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -140,30 +137,15 @@ def test_never_imports_torch(tmp_path):
     assert r.stderr.decode().strip().splitlines()[-1] == "NO-TORCH"
 
 
-def _timed(*args: str, env: dict) -> float:
-    start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "samedevice", "explain", *args], capture_output=True, cwd=ROOT, env=env, timeout=60)
-    took = time.perf_counter() - start
-    assert r.returncode == 0, r.stderr
-    return took
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what users get: compiled bytecode
-    return env
-
-
-def test_cold_run_on_4kb_traceback(tmp_path):
+def test_a_4kb_paste_of_log_then_traceback_names_the_case(tmp_path):
+    # How fast this is goes in benchmarks/explain_devset.py --timing (not a timed test); the
+    # import guard above is what keeps the cold run cheap.
     f = tmp_path / "tb.txt"
     f.write_bytes(_four_kb())
     assert f.stat().st_size == 4096
-    env = _env()
-    _timed("--json", str(f), env=env)  # writes bytecode and the knowledge cache
-    runs = [_timed("--json", str(f), env=env) for _ in range(5)]
-    # the budget is 150 ms (measured ~70 ms on 2 cores, see benchmarks/explain_devset.py);
-    # the test allows twice that for a loaded CI machine and still catches a heavy import
-    assert statistics.median(runs) < 0.30, runs
+    r = run_cli("--json", str(f))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cases"][0] == "llms-from-scratch-out-head"
 
 
 def test_ten_megabyte_paste(tmp_path):
@@ -171,8 +153,6 @@ def test_ten_megabyte_paste(tmp_path):
     line = b"[rank0]:[2024-05-01 12:00:00,000] INFO train.py:88 step 123 loss=0.1234 lr=0.0001 throughput=512 samples/s\n"
     f.write_bytes(line * ((10_000_000 - len(LLMS)) // len(line)) + LLMS)
     assert f.stat().st_size > 9_900_000
-    env = _env()
-    took = _timed("--json", str(f), env=env)
     r = run_cli("--json", str(f))
+    assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cases"][0] == "llms-from-scratch-out-head"
-    assert took < 4.0, took  # budget 2 s (measured ~0.8 s); headroom for a loaded CI machine
