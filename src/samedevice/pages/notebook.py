@@ -329,3 +329,33 @@ def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
                 texts.append(out["data"].get("text/plain", ""))
         result.append([_volatile(t) for t in texts])
     return result
+
+
+# A printed decimal: `828.8501`, `-0.1180`, `2.1985e+00`, `0.33319538831710815`.
+_DECIMAL = re.compile(r"-?\d+\.(\d+)(?:[eE]([+-]?\d+))?")
+# Float results differ in their last digits between CPUs (vector width, oneDNN kernel choice):
+# a page generated on one machine and re-run on another prints `828.8501` vs `828.8502`. Equal
+# means: the same text, and each printed decimal within two units of its last printed digit or
+# 1e-4 relative -- far tighter than any wrong fix, which prints different numbers altogether.
+_RELATIVE = 1e-4
+
+
+def _close(a: re.Match, b: re.Match) -> bool:
+    x, y = float(a.group(0)), float(b.group(0))
+    unit = max(10.0 ** (int(m.group(2) or 0) - len(m.group(1))) for m in (a, b))
+    return abs(x - y) <= max(2 * unit, _RELATIVE * max(abs(x), abs(y)))
+
+
+def same_output(got: str, want: str) -> bool:
+    """Whether a fresh run printed what the page shows, up to float noise between CPUs."""
+    got_numbers, want_numbers = list(_DECIMAL.finditer(got)), list(_DECIMAL.finditer(want))
+    if len(got_numbers) != len(want_numbers):
+        return False
+
+    def words(text: str) -> list[str]:
+        # Tensor printing pads columns to the widest number, so spacing follows the digits.
+        return [" ".join(part.split()) for part in _DECIMAL.split(text)[::3]]
+
+    return (words(got) == words(want)
+            and all(_close(a, b) for a, b in zip(got_numbers, want_numbers, strict=True)))
+
