@@ -331,8 +331,9 @@ def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
     return result
 
 
-# A printed decimal: `828.8501`, `-0.1180`, `2.1985e+00`, `0.33319538831710815`.
-_DECIMAL = re.compile(r"-?\d+\.(\d+)(?:[eE]([+-]?\d+))?")
+# A printed decimal: `828.8501`, `-0.1180`, `2.1985e+00`, `0.33319538831710815` -- standing
+# alone, so a version such as `2.13.0` or a name such as `v1.5` is text and compared exactly.
+_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.(\d+)(?:[eE]([+-]?\d+))?(?![\w.])")
 # Float results differ in their last digits between CPUs (vector width, oneDNN kernel choice):
 # a page generated on one machine and re-run on another prints `828.8501` vs `828.8502`. Equal
 # means: the same text, and each printed decimal within two units of its last printed digit or
@@ -353,8 +354,9 @@ def same_output(got: str, want: str) -> bool:
         return False
 
     def words(text: str) -> list[str]:
-        # Tensor printing pads columns to the widest number, so spacing follows the digits.
-        return [" ".join(part.split()) for part in _DECIMAL.split(text)[::3]]
+        # Tensor printing pads columns with spaces to the widest number, so runs of spaces
+        # follow the digits; line breaks do not.
+        return [re.sub(r" +", " ", part) for part in _DECIMAL.split(text)[::3]]
 
     return (words(got) == words(want)
             and all(_close(a, b) for a, b in zip(got_numbers, want_numbers, strict=True)))
