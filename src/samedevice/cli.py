@@ -16,6 +16,7 @@ COMMANDS = {
     "cases": ("samedevice.verify.cli_cases", "list the cases and their metadata"),
     "verify": ("samedevice.verify.cli", "prove each case: broken fails as documented, fixed matches CPU"),
     "run": ("samedevice.sim.cli", "run a Python script on the simulated accelerator"),
+    "snippet": ("samedevice.verify.cli_snippet", "print or write a case's broken or fixed program"),
     "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
 }
 
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    if chosen not in (None, "explain"):  # explain never imports torch; its start-up stays lean
+        from samedevice._quiet_numpy import quiet_missing_numpy
+
+        quiet_missing_numpy()
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:  # import only the module that will run
