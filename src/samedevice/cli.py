@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -38,12 +39,17 @@ def main(argv: list[str] | None = None) -> int:
         quiet_missing_numpy()
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--docs-url", "--site-url", metavar="URL", dest="docs_url",
+                       help="base of the site links printed (default: $SAMEDEVICE_DOCS_URL, else "
+                            "the published site; http://127.0.0.1:8000/ for a local make serve)")
         if name == chosen:  # import only the module that will run
             importlib.import_module(module).add_arguments(p)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
+    if args.docs_url:  # through the environment, so programs run by `run` and `verify` see it
+        os.environ["SAMEDEVICE_DOCS_URL"] = args.docs_url
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)
