@@ -1,5 +1,5 @@
 # samedevice: two commands work on a fresh machine.
-#   make serve  -- install on first use, then serve the site on http://127.0.0.1:8000/
+#   make serve  -- install on first use, then serve the site on http://127.0.0.1:8000/samedevice/
 #   make test   -- install on first use, then run everything CI runs
 PYTHON ?= python3
 VENV := .venv
@@ -49,6 +49,8 @@ test: lint check-notebooks verify pytest
 site: install
 	$(BIN)/mkdocs build --strict
 
+# Served under site_url's path, as on GitHub Pages: http://127.0.0.1:8000/samedevice/. Links the
+# package prints point there with SAMEDEVICE_DOCS_URL=http://127.0.0.1:8000/samedevice/.
 serve: install
 	$(BIN)/mkdocs serve
 

@@ -1,7 +1,7 @@
 """Find the tensor that is on the wrong device, by the name it has in the user's code.
 
 * :func:`audit` walks models, optimizers, schedulers and batches and reports every tensor that
-  is not where it should be, with its path (``loss_fn._center.value``), device, shape, dtype
+  is not where it should be, with its path (``loss_fn._center.center``), device, shape, dtype
   and the root-cause family it points to.
 * :func:`locate` is a context manager and decorator: when a device error escapes it, the
   exception gains a note naming, for each argument of the failing call, the tensor it was.
