@@ -33,7 +33,7 @@ browser:
 	  else echo "note: chromium is not installed (installing it needs root and apt-get); the browser tests will be skipped"; fi; }
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks snippets
+	$(BIN)/ruff check src tests benchmarks snippets examples setup.py
 
 check-notebooks: install
 	$(BIN)/samedevice notebook --check
