@@ -826,7 +826,7 @@
   }
 
   function link(url, text) {
-    var a = el("a", null, text);
+    var a = prose("a", null, text);  // case titles carry `code` spans: shown as code
     a.href = siteRoot() + url;
     return a;
   }

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [("ID", "FAMILY", "TEMPLATE", "VERIFY", "SLUG / TITLE")]
     for c in cases:
-        rows.append((c.id, c.family, c.error.template, c.verify, f"{c.slug}: {c.title}"))
+        # titles are Markdown (`code` spans for the site); a terminal shows them plain
+        rows.append((c.id, c.family, c.error.template, c.verify, f"{c.slug}: {c.title.replace('`', '')}"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         print("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
