@@ -74,7 +74,7 @@ def test_html_escapes_everything(acc):
     page = audit(model, batch)._repr_html_()
     assert "<script>" not in page
     assert "batch[&#x27;&lt;script&gt;alert(1)&lt;/script&gt;&#x27;]" in page
-    assert '<a href="https://samedevice.github.io/samedevice/families/f3/">F3</a>' in page
+    assert '<td><a href="https://samedevice.github.io/samedevice/families/f3/">F3 Model and data apart</a></td>' in page
 
 
 def test_family_links_follow_samedevice_docs_url(acc, monkeypatch):

@@ -38,3 +38,15 @@ def test_family_ids_carry_their_names_and_links():
     families_cell = next(line for line in PAGE.splitlines() if line.startswith("| [T1](#t1)"))
     fam = load_templates()["T1"]["families"][0]
     assert re.search(rf"\[{fam} [A-Z][^\]]+\]\(\.\./families/{fam.lower()}/\)", families_cell), families_cell
+
+
+def test_case_tables_name_the_templates():
+    from samedevice.cases import repo_root
+    from samedevice.site import generated, sitedata
+
+    data = sitedata.load_site_data(repo_root())
+    case = next(c for c in data.cases if c.slug == "lightly-dino-loss-center")
+    table = generated.case_table(data, [case], "index.md")
+    heading = data.templates["T1"].heading
+    assert heading.startswith("T1 Expected all tensors")
+    assert f"[{generated.cell(heading)}](messages/t1/index.md)" in table

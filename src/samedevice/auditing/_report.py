@@ -170,7 +170,8 @@ class Report:
             parts.append("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in _HEADERS)
                          + "</tr></thead><tbody>")
             for r in self._shown_rows():
-                link = f"<a href=\"{e(_links.family_url(r.family))}\">{e(r.family)}</a>"
+                link = (f"<a href=\"{e(_links.family_url(r.family))}\">"
+                        f"{e(r.family)} {e(_links.family_title(r.family))}</a>")
                 parts.append(f"<tr><td><code>{e(r.path)}</code></td><td>{e(r.device)}</td>"
                              f"<td>{e(r.shape)}</td><td>{e(r.dtype)}</td><td>{link}</td></tr>")
             parts.append("</tbody></table>")
