@@ -1,5 +1,6 @@
-"""runningnorm's tests. The ``accelerator`` fixture (samedevice's pytest plugin) is real CUDA on
-a GPU runner and the simulated accelerator elsewhere, so a CPU-only CI runs the GPU path too."""
+"""runningnorm's tests. The ``accelerator`` fixture (samedevice's pytest
+plugin) is real CUDA on a GPU runner and the simulated accelerator elsewhere,
+so a CPU-only CI runs the GPU path too."""
 
 import torch
 from runningnorm import RunningNorm

@@ -1,8 +1,9 @@
-"""runningnorm: normalise features with running statistics (a tiny project with a GPU path).
+"""runningnorm: normalise features with running statistics.
 
-The running mean and variance are registered buffers, so ``RunningNorm(...).to("cuda")`` moves
-them with the module. (``bug.patch`` turns them back into plain attributes, the bug this
-example's CI catches without a GPU.)
+The running mean and variance are registered buffers, so
+``RunningNorm(...).to("cuda")`` moves them with the module. (``bug.patch``
+turns them back into plain attributes: the bug this example's CI catches
+without a GPU.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ __all__ = ["RunningNorm"]
 
 
 class RunningNorm(nn.Module):
-    def __init__(self, dim: int, momentum: float = 0.1, eps: float = 1e-5) -> None:
+    def __init__(self, dim: int, momentum: float = 0.1,
+                 eps: float = 1e-5) -> None:
         super().__init__()
         self.momentum = momentum
         self.eps = eps
