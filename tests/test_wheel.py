@@ -9,6 +9,7 @@ so pip finds the extra's requirements satisfied and the wheel comes from ``--fin
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata as md
 import json
 import os
@@ -64,9 +65,31 @@ def _link_farm(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict:
-    """Build, install into a fresh venv, return how to run its ``samedevice``."""
-    tmp = tmp_path_factory.mktemp("wheel")
+def installed(tmp_path_factory, request) -> dict:
+    """Build, install into a fresh venv, return how to run its ``samedevice``.
+
+    Once per session: under pytest-xdist the first worker builds while holding a lock, and the
+    others use its environment."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if hasattr(request.config, "workerinput") else base
+    with open(shared / "samedevice-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tmp = shared / "samedevice-wheel"
+        record = tmp / "installed.json"
+        if not record.exists():
+            tmp.mkdir(exist_ok=True)
+            info = _build_and_install(tmp)
+            record.write_text(json.dumps({k: str(v) for k, v in info.items()}))
+    info = json.loads(record.read_text())
+    env = {k: v for k, v in os.environ.items() if k not in ("SAMEDEVICE_ROOT", "PYTHONPATH")}
+    env["SAMEDEVICE_CACHE_DIR"] = str(tmp / "cache")
+    away = Path(info["cwd"]) / os.environ.get("PYTEST_XDIST_WORKER", "main")
+    away.mkdir(exist_ok=True)  # each worker its own folder outside any checkout
+    return {"wheel": Path(info["wheel"]), "exe": info["exe"], "python": info["python"],
+            "cwd": away, "env": env}
+
+
+def _build_and_install(tmp: Path) -> dict:
     src = tmp / "checkout"
     shutil.copytree(repo_root(), src, ignore=_SKIP, symlinks=True)
     wheels = tmp / "wheels"
@@ -89,9 +112,7 @@ def installed(tmp_path_factory) -> dict:
     assert "Successfully installed samedevice-" in inst.stdout, inst.stdout
     away = tmp / "elsewhere"  # a folder in no checkout
     away.mkdir()
-    env["SAMEDEVICE_CACHE_DIR"] = str(tmp / "cache")
-    return {"wheel": wheel, "exe": str(venv / "bin" / "samedevice"), "python": str(python),
-            "cwd": away, "env": env}
+    return {"wheel": wheel, "exe": venv / "bin" / "samedevice", "python": python, "cwd": away}
 
 
 def _cli(installed: dict, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
