@@ -29,3 +29,12 @@ def test_snippet_bad_input_is_one_line(capsys, tmp_path):
     assert err.startswith("samedevice snippet: no case named 'no-such-case'") and err.count("\n") == 1
     assert main(["snippet", "lightly-dino-loss-center", "--broken", "-o", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_cases_json_links_each_page_from_the_configured_base(capsys, monkeypatch):
+    import json
+
+    monkeypatch.setenv("SAMEDEVICE_DOCS_URL", "http://127.0.0.1:8000/samedevice/")
+    assert main(["cases", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first["url"] == f"http://127.0.0.1:8000/samedevice/{first['page']}"
