@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--docs-url", "--site-url", metavar="URL", dest="docs_url",
                        help="base of the site links printed (default: $SAMEDEVICE_DOCS_URL, else "
-                            "the published site; http://127.0.0.1:8000/ for a local make serve)")
+                            "the published site; http://127.0.0.1:8000/samedevice/ for a local make serve)")
         if name == chosen:  # import only the module that will run
             importlib.import_module(module).add_arguments(p)
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 
 ``DEFAULT_DOCS_URL`` is the site's public address (GitHub Pages; ``site_url`` in mkdocs.yml
 is the same address, a test keeps them equal). ``$SAMEDEVICE_DOCS_URL`` points the links
-elsewhere, e.g. at a local ``make serve`` (``http://127.0.0.1:8000/``) or, for the case
+elsewhere, e.g. at a local ``make serve`` (``http://127.0.0.1:8000/samedevice/``) or, for the case
 notebooks, at the site itself (``../../``); every ``samedevice`` command takes
 ``--docs-url URL``, which sets it for the command and the programs it runs.
 
