@@ -1,5 +1,5 @@
 # samedevice: two commands work on a fresh machine.
-#   make serve  -- install on first use, then serve the site on http://127.0.0.1:8000/
+#   make serve  -- install on first use, then serve the site on http://127.0.0.1:8000/samedevice/
 #   make test   -- install on first use, then run everything CI runs
 PYTHON ?= python3
 VENV := .venv
@@ -21,16 +21,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	@touch $(STAMP)
 
-# Headless Chromium for the browser tests (Debian's package; Playwright drives it).
+# Headless Chromium for the browser tests (Debian's package; Playwright drives it). Best
+# effort: when it cannot be installed (not root, no apt, apt locked or offline) the browser
+# tests are skipped with their reason, and the rest of `make test` runs.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian's chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+	      || echo "note: could not install chromium (apt-get failed: locked, offline or no such package); the browser tests will be skipped"; \
+	  else echo "note: chromium is not installed (installing it needs root and apt-get); the browser tests will be skipped"; fi; }
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks snippets
+	$(BIN)/ruff check src tests benchmarks snippets examples setup.py
 
 check-notebooks: install
 	$(BIN)/samedevice notebook --check
@@ -46,6 +49,8 @@ test: lint check-notebooks verify pytest
 site: install
 	$(BIN)/mkdocs build --strict
 
+# Served under site_url's path, as on GitHub Pages: http://127.0.0.1:8000/samedevice/. Links the
+# package prints point there with SAMEDEVICE_DOCS_URL=http://127.0.0.1:8000/samedevice/.
 serve: install
 	$(BIN)/mkdocs serve
 

@@ -648,10 +648,11 @@
         score += search(s.generic_fragment, framed[c.slug]) ? s.case_frame_generic : s.case_frame;
         why.push("traceback passes through " + framed[c.slug]);
       }
-      var sig = primary ? signatureScore(primary, c, s) : 0.0;
+      var matched = primary ? signatureScore(primary, c, s) : [0.0, []];
+      var sig = matched[0];
       if (sig > 0) {
         score += sig;
-        why.push("message signature matches (" + fmt(sig) + ")");
+        why.push("its documented error has the same " + matched[1].join(", ") + " (score " + fmt(sig) + ")");
       }
       if (!isFramed && sig < s.case_min_signature && !(rare && sig > 0)) return;
       if (best > 0) score += s.family_share * (familyScores[c.family] || 0.0) / best;
@@ -662,19 +663,34 @@
     return out;
   }
 
+  // [score, what matched] as in engine.py's _signature_score
   function signatureScore(primary, c, s) {
     var best = 0.0;
+    var bestSame = [];
     var template = SAME_CHECK[primary.template] || primary.template;
     var ops = [primary.op.toLowerCase(), primary.op_base.toLowerCase()].filter(function (x) { return x; });
     c.signatures.forEach(function (sig) {
       if ((SAME_CHECK[sig.template] || sig.template) !== template) return;
       var score = s.case_template;
-      if (ops.length && (ops.indexOf(sig.op.toLowerCase()) >= 0 || ops.indexOf(sig.op_base.toLowerCase()) >= 0)) score += s.case_op;
-      if (primary.argument && primary.argument.toLowerCase() === sig.argument.toLowerCase()) score += s.case_argument;
-      if (primary.common_kind && primary.common_kind === sig.common_kind && primary.argdev_kind === sig.argdev_kind) score += s.case_orientation;
-      best = Math.max(best, score);
+      var same = ["template " + (primary.template === sig.template ? sig.template : primary.template + "/" + sig.template)];
+      if (ops.length && (ops.indexOf(sig.op.toLowerCase()) >= 0 || ops.indexOf(sig.op_base.toLowerCase()) >= 0)) {
+        score += s.case_op;
+        same.push("op " + (sig.op_base || sig.op));
+      }
+      if (primary.argument && primary.argument.toLowerCase() === sig.argument.toLowerCase()) {
+        score += s.case_argument;
+        same.push("argument " + sig.argument);
+      }
+      if (primary.common_kind && primary.common_kind === sig.common_kind && primary.argdev_kind === sig.argdev_kind) {
+        score += s.case_orientation;
+        same.push("device order");
+      }
+      if (score > best) {
+        best = score;
+        bestSame = same;
+      }
     });
-    return best;
+    return [best, bestSame];
   }
 
   function torchVersion(region, kb) {
@@ -810,7 +826,7 @@
   }
 
   function link(url, text) {
-    var a = el("a", null, text);
+    var a = prose("a", null, text);  // case titles carry `code` spans: shown as code
     a.href = siteRoot() + url;
     return a;
   }

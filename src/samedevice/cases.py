@@ -196,7 +196,8 @@ class Case:
 
 
 def repo_root() -> Path:
-    """The checkout that holds ``cases/`` (``$SAMEDEVICE_ROOT`` overrides)."""
+    """The checkout that holds ``cases/`` (``$SAMEDEVICE_ROOT`` overrides), else the copy of the
+    case files an installed wheel carries."""
     env = os.environ.get("SAMEDEVICE_ROOT")
     if env:
         return Path(env).resolve()
@@ -208,10 +209,27 @@ def repo_root() -> Path:
     for parent in (cwd, *cwd.parents):
         if (parent / "cases").is_dir() and (parent / "snippets").is_dir():
             return parent
+    bundled = _bundled_root()
+    if bundled is not None:
+        return bundled
     raise CaseError(
-        "cannot find the samedevice checkout (a folder with cases/ and snippets/); "
-        "run from the repository or set SAMEDEVICE_ROOT"
+        "cannot find the case files: this install carries none (an editable install reads the "
+        "checkout); run from the samedevice checkout or set SAMEDEVICE_ROOT"
     )
+
+
+def _bundled_root() -> Path | None:
+    """The case files a wheel carries (copied from the checkout at build time, see _bundle.py).
+
+    Used only when no checkout is found: an author's checkout always wins."""
+    from importlib.resources import files
+
+    from samedevice._bundle import BUNDLE_DIR
+
+    folder = files("samedevice") / BUNDLE_DIR
+    if not (folder / "cases").is_dir():
+        return None
+    return Path(str(folder))
 
 
 # -- parsing -----------------------------------------------------------------------------------

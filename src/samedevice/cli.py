@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -16,6 +17,7 @@ COMMANDS = {
     "cases": ("samedevice.verify.cli_cases", "list the cases and their metadata"),
     "verify": ("samedevice.verify.cli", "prove each case: broken fails as documented, fixed matches CPU"),
     "run": ("samedevice.sim.cli", "run a Python script on the simulated accelerator"),
+    "snippet": ("samedevice.verify.cli_snippet", "print or write a case's broken or fixed program"),
     "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
 }
 
@@ -31,14 +33,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    if chosen not in (None, "explain"):  # explain never imports torch; its start-up stays lean
+        from samedevice._quiet_numpy import quiet_missing_numpy
+
+        quiet_missing_numpy()
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--docs-url", "--site-url", metavar="URL", dest="docs_url",
+                       help="base of the site links printed (default: $SAMEDEVICE_DOCS_URL, else "
+                            "the published site; http://127.0.0.1:8000/samedevice/ for a local make serve)")
         if name == chosen:  # import only the module that will run
             importlib.import_module(module).add_arguments(p)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
+    if args.docs_url:  # through the environment, so programs run by `run` and `verify` see it
+        os.environ["SAMEDEVICE_DOCS_URL"] = args.docs_url
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)

@@ -11,7 +11,7 @@ from torch import nn
 import samedevice
 from samedevice import locate
 
-URL = "http://127.0.0.1:8000/families/"
+URL = "https://samedevice.github.io/samedevice/families/"
 
 
 def note_of(exc: BaseException) -> list[str]:

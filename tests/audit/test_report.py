@@ -29,7 +29,7 @@ def test_text_table(acc, acc_label):
         "  model.out_head.weight  cpu     (2, 4)  float32  F1",
         "  model.out_head.bias    cpu     (2,)    float32  F1",
         "",
-        "F1 Moved, then modified: http://127.0.0.1:8000/families/f1/",
+        "F1 Moved, then modified: https://samedevice.github.io/samedevice/families/f1/",
     ]
     assert repr(report) == str(report)  # a notebook's text output shows the table
     assert bool(report) and len(report) == 2
@@ -74,11 +74,11 @@ def test_html_escapes_everything(acc):
     page = audit(model, batch)._repr_html_()
     assert "<script>" not in page
     assert "batch[&#x27;&lt;script&gt;alert(1)&lt;/script&gt;&#x27;]" in page
-    assert '<a href="http://127.0.0.1:8000/families/f3/">F3</a>' in page
+    assert '<td><a href="https://samedevice.github.io/samedevice/families/f3/">F3 Model and data apart</a></td>' in page
 
 
-def test_family_links_follow_the_site_url(acc, monkeypatch):
-    monkeypatch.setenv("SAMEDEVICE_SITE_URL", "https://example.org/samedevice")
+def test_family_links_follow_samedevice_docs_url(acc, monkeypatch):
+    monkeypatch.setenv("SAMEDEVICE_DOCS_URL", "https://example.org/samedevice")
     assert family_url("F2") == "https://example.org/samedevice/families/f2/"
     model = misplaced_model(acc)
     assert "F1 Moved, then modified: https://example.org/samedevice/families/f1/" in str(audit(model))

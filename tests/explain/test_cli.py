@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SEED, run_cli
+from samedevice.docs_url import DEFAULT_DOCS_URL
 
 LLMS = (SEED / "rasbt__LLMs-from-scratch.txt").read_bytes()
 
@@ -32,7 +33,7 @@ def test_text_report(tmp_path):
     assert "printed by PyTorch 2.0.0 - 2.7.x" in flat
     causes = out.split("Likely causes, best first\n")[1]
     assert causes.splitlines()[0].startswith("  1. F1 Moved, then modified")
-    assert "  cases/llms-from-scratch-out-head/  SD-0002" in out.split("Pages to read\n")[1]
+    assert f"  {DEFAULT_DOCS_URL}cases/llms-from-scratch-out-head/  SD-0002" in out.split("Pages to read\n")[1]
     assert "samedevice.audit(model)" in out.split("Next step\n")[1]
 
 
@@ -57,7 +58,7 @@ def test_json_shape(tmp_path):
     assert (frame["case"], frame["match"], frame["line"]) == ("llms-from-scratch-out-head", "gpt_class_finetune.py", 3)
     kinds = [p["kind"] for p in data["pages"]]
     assert kinds[0] == "case" and "family" in kinds
-    assert data["pages"][0]["href"] == "cases/llms-from-scratch-out-head/"
+    assert data["pages"][0]["href"] == DEFAULT_DOCS_URL + "cases/llms-from-scratch-out-head/"
     assert data["errors"][0]["line"] == 17
 
 

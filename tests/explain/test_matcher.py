@@ -158,7 +158,8 @@ def test_signature_alone_lists_a_case(demo_kb):
     )
     result = explain_text(text, demo_kb)
     assert result["cases"] == ["demo-new-head"]
-    assert result["case_ranking"][0]["why"] == ["message signature matches (5)"]
+    assert result["case_ranking"][0]["why"] == [
+        "its documented error has the same template T1/T2, op addmm, argument mat1, device order (score 5)"]
 
 
 def test_a_bare_generic_file_name_counts_less(demo_kb):

@@ -105,6 +105,8 @@ def test_paste_a_traceback(page, base_url):
     assert first_cause.locator("strong").inner_text() == "F1 Moved, then modified"
     case = result.locator(".sd-explain__cases a").first
     assert case.get_attribute("href").endswith("/cases/llms-from-scratch-out-head/")
+    assert "`" not in case.inner_text()  # the title's Markdown code span is shown as code
+    assert case.locator("code").first.inner_text() == "model.to(device)"
     assert "q=" in page.url  # the explained paste can be shared
     assert page.errors == []
     assert all(url.startswith(base_url) for url in page.requests), page.requests

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
+from samedevice.docs_url import DEFAULT_DOCS_URL
 from samedevice.site import checks
 from tests.site.sitebuild import BuiltSite, article
 
@@ -41,11 +43,11 @@ def test_nothing_loaded_from_other_hosts(built_site: BuiltSite) -> None:
     from samedevice.site.sitedata import load_site_data
 
     allowed = OUTBOUND_HOSTS | load_site_data(built_site.root).outbound_hosts
-    assert checks.external_references(built_site.site, allowed) == []
+    assert checks.external_references(built_site.site, allowed, own_url=DEFAULT_DOCS_URL) == []
 
 
 def test_no_broken_local_links(built_site: BuiltSite) -> None:
-    assert checks.broken_local_links(built_site.site) == []
+    assert checks.broken_local_links(built_site.site, mount=urlsplit(DEFAULT_DOCS_URL).path) == []
 
 
 def test_nav_has_every_section(built_site: BuiltSite) -> None:

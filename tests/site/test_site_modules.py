@@ -41,6 +41,8 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> str:
         failing,
         nbformat.v4.new_markdown_cell("## Fix"),
         printing,
+        nbformat.v4.new_markdown_cell("Versions:\n\n| | |\n|---|---|\n| Package | `x` |\n\n"
+                                      "| Release | Observed |\n|---|---|\n| 1.0 | pass |"),
     ]
     path = tmp_path_factory.mktemp("nb") / "case.ipynb"
     nbformat.write(nb, path)
@@ -73,6 +75,13 @@ def test_cleaning_rebuilds_title_and_toc(converted: str) -> None:
     assert [(t["level"], t["id"]) for t in h1["children"]] == [(2, "error"), (2, "fix")]
     assert {"a-head-left-on-cpu", "error", "fix"} == clean.anchor_ids
     assert '<h2 id="error">Error<a class="headerlink" href="#error"' in clean.html
+
+
+def test_key_value_tables_lose_their_empty_header_row(converted: str) -> None:
+    clean = notebook_html.clean_notebook_html(converted)
+    assert clean.html.count("<table") == 2
+    assert clean.html.count("<thead") == 1 and "<th>Release</th>" in clean.html
+    assert "<td>Package</td>" in clean.html
 
 
 def test_message_blocks_wrap_and_code_scrolls(converted: str) -> None:

@@ -1,7 +1,7 @@
 """Find the tensor that is on the wrong device, by the name it has in the user's code.
 
 * :func:`audit` walks models, optimizers, schedulers and batches and reports every tensor that
-  is not where it should be, with its path (``loss_fn._center.value``), device, shape, dtype
+  is not where it should be, with its path (``loss_fn._center.center``), device, shape, dtype
   and the root-cause family it points to.
 * :func:`locate` is a context manager and decorator: when a device error escapes it, the
   exception gains a note naming, for each argument of the failing call, the tensor it was.
@@ -33,7 +33,9 @@ def audit(*objects: Any, device: Any = None, **named: Any) -> Report:
     ``objects`` are modules, optimizers, LR schedulers, metrics, tensors, or dicts, lists and
     plain objects holding them. They are named as the call wrote them (``audit(model, batch)``
     names ``model`` and ``batch``); ``audit(loss_fn=loss)`` names them explicitly. ``device``
-    defaults to where most of the parameters are.
+    defaults to where most of the parameters are (with none, where the tensors on an
+    accelerator are); with no parameters and every tensor on the CPU the report says there is
+    no reference device (``report.judged`` is False) instead of "Nothing misplaced".
     """
     from ._audit import run
 
@@ -49,6 +51,6 @@ def assert_on_device(*objects: Any, device: Any = None, **named: Any) -> Report:
     from ._audit import run
 
     report = run(_named(sys._getframe(1), objects, named), device)
-    if report:
+    if report or not report.judged:  # with no reference device, passing would prove nothing
         raise AssertionError(str(report))
     return report

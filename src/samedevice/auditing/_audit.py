@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from . import _devices
-from ._expect import Expectation, expect, family
+from ._expect import NO_REFERENCE, Expectation, expect, family
 from ._report import Finding, Report, Row, Skip
 from ._walk import Route, Seen, Walk, walk
 
@@ -23,6 +23,9 @@ def run_walk(w: Walk, roots: list[str], device: Any = None) -> Report:
     skipped = [Skip(s.path, s.reason) for s in w.skipped]
     if exp is None:
         return Report(roots, [], skipped, 0, None, "", notes=list(w.notes))
+    if exp.basis == NO_REFERENCE:
+        return Report(roots, [], skipped, len(w.seen), None, NO_REFERENCE, notes=list(w.notes),
+                      devices=sorted({_devices.label(_devices.raw_device(s.tensor)) for s in w.seen.values()}))
     misplaced = _misplaced(w, exp)
     whole_off = _roots_entirely_off(w, misplaced)
     findings: list[Finding] = []

@@ -1,7 +1,9 @@
 """Where each tensor should be, and which root-cause family a misplaced one points to.
 
 The expected device is where most of the model's registered parameters live (by number of
-elements), unless the caller names one. A model whose parameters sit on two or more
+elements), unless the caller names one; with no parameters, where the tensors on an accelerator
+are. With neither (no parameters, every tensor on the CPU) there is no reference device, and the
+report says so rather than guess. A model whose parameters sit on two or more
 accelerators (pipeline stages, ``device_map="auto"``) is *split*, not half wrong: each tensor is
 then held to the device of the part of the model it belongs to, and the split is reported.
 """
@@ -25,6 +27,9 @@ _FAMILY_BY_ROUTE = {
     Route.METRIC: "F6",
     Route.DATA: "F3",
 }
+
+
+NO_REFERENCE = "no reference device"
 
 
 @dataclasses.dataclass
@@ -78,7 +83,13 @@ def expect(w: Walk, device: Any = None) -> Expectation | None:
         return None
     # No parameters to go by: the point of moving things is the accelerator, so it wins.
     on_accelerators = [(d, n) for d, n in everything if _devices.is_accelerator(d)]
-    return Expectation(_devices.most_common(on_accelerators or everything), "where most tensors are")
+    if on_accelerators:
+        return Expectation(_devices.most_common(on_accelerators), "where most tensors are")
+    if len({d for d, _ in everything}) > 1:
+        return Expectation(_devices.most_common(everything), "where most tensors are")
+    # No parameters and every tensor on the CPU: a CPU run and a model that was never moved
+    # look the same from here. Saying "nothing misplaced" would be a guess; say so instead.
+    return Expectation(None, NO_REFERENCE)
 
 
 def _split(w: Walk, params: list[Seen], weighted: list[tuple[torch.device, int]],

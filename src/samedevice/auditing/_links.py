@@ -1,27 +1,21 @@
 """Links to the family pages of the samedevice site.
 
-The site lays family pages out as ``families/<id lowercase>/``. The base URL comes from
-``SAMEDEVICE_SITE_URL`` so that a report printed in CI, on the published site or next to
-``make serve`` (the default, ``http://127.0.0.1:8000/``) points at pages that exist there.
+The site lays family pages out as ``families/<id lowercase>/``. The base URL is
+``samedevice.docs_url``'s: the published site unless ``$SAMEDEVICE_DOCS_URL`` points at
+another (a local ``make serve``, or ``../../`` inside the case pages).
 """
 
 from __future__ import annotations
 
-import os
 from functools import cache
 
-DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
-
-
-def site_url() -> str:
-    """The site's base URL, always ending in ``/`` (read from the environment on each call)."""
-    base = os.environ.get("SAMEDEVICE_SITE_URL", "").strip() or DEFAULT_SITE_URL
-    return base if base.endswith("/") else base + "/"
+from samedevice.docs_url import docs_url as site_url  # noqa: F401  (re-exported by auditing)
+from samedevice.docs_url import page_url
 
 
 def family_url(family: str) -> str:
-    """``family_url("F2")`` -> ``http://127.0.0.1:8000/families/f2/``."""
-    return f"{site_url()}families/{family.lower()}/"
+    """``family_url("F2")`` -> ``https://samedevice.github.io/samedevice/families/f2/``."""
+    return page_url(f"families/{family.lower()}/")
 
 
 @cache

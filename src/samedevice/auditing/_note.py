@@ -7,7 +7,7 @@
       weight ← model.out_head.weight (cpu)  ✗
       bias ← model.out_head.bias (cpu)  ✗
       ✗ not on cuda:0, where most parameters are
-      F1 Moved, then modified: http://127.0.0.1:8000/families/f1/
+      F1 Moved, then modified: https://samedevice.github.io/samedevice/families/f1/
 
 The message names the argument of the ATen operator that tripped the check (``mat1``, the
 first argument whose device differs from the first tensor's) -- not necessarily the culprit.

@@ -1,6 +1,6 @@
 """Paths written the way the user would write them in their own code.
 
-``model.blocks[0].weight``, ``loss_fn._center.value``, ``batch['mask']``,
+``model.blocks[0].weight``, ``loss_fn._center.center``, ``batch['mask']``,
 ``optimizer.state[model.fc.weight]['exp_avg']``: each path is a Python expression that, typed
 in the user's session, gives back the tensor it names.
 """

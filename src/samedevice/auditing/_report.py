@@ -12,6 +12,7 @@ import html
 from typing import Any
 
 from . import _links
+from ._expect import NO_REFERENCE
 
 MAX_ROWS = 30  # findings shown in the text and HTML tables; to_dict() has all of them
 
@@ -71,6 +72,13 @@ class Report:
     split: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     rows: list[Row] = dataclasses.field(default_factory=list)
+    devices: list[str] = dataclasses.field(default_factory=list)  # set when there is no reference
+
+    @property
+    def judged(self) -> bool:
+        """False when the audit had no reference device to hold the tensors to (no
+        parameters, everything on the CPU): then an empty report proves nothing."""
+        return self.basis != NO_REFERENCE
 
     def __bool__(self) -> bool:
         return bool(self.findings)
@@ -85,6 +93,7 @@ class Report:
             "expected": self.expected,
             "split": [{"module": m, "device": d} for m, d in self.split],
             "tensors": self.tensors,
+            "judged": self.judged,
             "notes": list(self.notes),
         }
 
@@ -94,6 +103,12 @@ class Report:
         names = ", ".join(self.roots) or "nothing"
         if self.tensors == 0:
             return f"samedevice.audit: found no tensors in {names}."
+        if not self.judged:
+            count = "its 1 tensor is" if self.tensors == 1 else f"all {self.tensors} tensors are"
+            it = "it" if self.tensors == 1 else "them"
+            return (f"samedevice.audit: no reference device: no parameters in {names}, and {count} "
+                    f"on {', '.join(self.devices)} (a CPU run and a model never moved look the "
+                    f"same); pass device= (e.g. device=\"cuda\") to check {it} against yours.")
         where = self._where()
         if not self.findings:
             every = "the 1 tensor" if self.tensors == 1 else f"all {self.tensors} tensors"
@@ -155,7 +170,8 @@ class Report:
             parts.append("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in _HEADERS)
                          + "</tr></thead><tbody>")
             for r in self._shown_rows():
-                link = f"<a href=\"{e(_links.family_url(r.family))}\">{e(r.family)}</a>"
+                link = (f"<a href=\"{e(_links.family_url(r.family))}\">"
+                        f"{e(r.family)} {e(_links.family_title(r.family))}</a>")
                 parts.append(f"<tr><td><code>{e(r.path)}</code></td><td>{e(r.device)}</td>"
                              f"<td>{e(r.shape)}</td><td>{e(r.dtype)}</td><td>{link}</td></tr>")
             parts.append("</tbody></table>")

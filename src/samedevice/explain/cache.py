@@ -30,7 +30,7 @@ def cache_file() -> str:
 
 
 def case_root() -> str | None:
-    """The checkout holding cases/, found the way samedevice.cases.repo_root finds it.
+    """The checkout holding cases/ (else a wheel's copy), found as samedevice.cases.repo_root does.
 
     Repeated here, not imported: importing the registry (dataclasses, its TOML parser) is what
     the cache exists to avoid on the fast path. A wrong answer only costs a rebuild.
@@ -48,7 +48,9 @@ def case_root() -> str | None:
             if up == parent:
                 break
             parent = up
-    return None
+    from samedevice._bundle import bundled_root  # an installed wheel's copy of the case files
+
+    return bundled_root()
 
 
 def _listing(folder: str, suffix: str, depth: int = 1) -> list[str]:

@@ -195,7 +195,7 @@ def render_messages_page(
         "|---|---|---|",
     ]
     for tid, t in templates.items():
-        fams = ", ".join(t["families"][:4])
+        fams = ", ".join(_family_link(fid, families, url_for) for fid in t["families"][:4])
         out.append(f"| [{tid}](#{tid.lower()}) | {_cell(t['title'])} | {fams} |")
     out.append("")
     for tid, t in templates.items():
@@ -228,24 +228,52 @@ def _template_section(tid, t, url_for, cases, families, level: int = 2) -> list[
     out += ["```text", t["shape"], "```", ""]
     out += [t["meaning"], ""]
     out += [f"**Exception:** `{t['exception']}`  ", "**Emitted by:** " + "; ".join(t["op_families"]), ""]
-    fam_links = []
-    for fid in t["families"]:
-        fam = families.get(fid, {})
-        fam_links.append(f"[{fid} {fam.get('title', '')}]({url_for(f'families/{fid.lower()}/')})".replace(" ]", "]"))
+    fam_links = [_family_link(fid, families, url_for) for fid in t["families"]]
     out += ["**Produced by (most likely first):** " + " · ".join(fam_links), ""]
     shown = [c for c in cases if tid in c["templates"]]
     if shown:
         out.append("**Cases:** " + " · ".join(f"[{c['id']} {c['title']}]({url_for(c['page'])})" for c in shown))
         out.append("")
-    out += [f"{h}# Eras", "", "| PyTorch | text | emitted by | introduced by |", "|---|---|---|---|"]
-    for row in t["eras"]:
+    # Two columns, oldest era first: the text gets the page's width (four columns squeezed it
+    # to a word per line), and what printed it and where it came from follow under it.
+    out += [f"{h}# Eras", "", "| PyTorch | text, what prints it, where it came from |", "|---|---|"]
+    for row in sorted(t["eras"], key=lambda r: _era_key(r["versions"])):
         links = ", ".join(f"[{link['title']}]({link['url']})" for link in row["links"])
-        provenance = "; ".join(x for x in (_cell(row["change"]), links) if x)
-        out.append(
-            f"| {_cell(row['versions'])} | `{_code_cell(row['example'])}` | {_cell(row['emitted_by'])} | {provenance} |"
-        )
+        change = _cell(row["change"])
+        # a note that ends a sentence takes the links after a space, not a second mark ("(sic).;")
+        sep = " " if change.endswith((".", ";", ":", "!", "?")) else "; "
+        provenance = sep.join(x for x in (change, links) if x)
+        details = [f"`{_code_cell(row['example'])}`"]
+        if row["emitted_by"]:
+            details.append(f"emitted by {_cell(row['emitted_by'])}")
+        if provenance:
+            details.append(f"introduced by: {provenance}")
+        out.append(f"| {_cell(row['versions'])} | {'<br>'.join(details)} |")
     out += ["", f"**Next step:** {t['next_step']}", ""]
     return out
+
+
+def _family_link(fid: str, families: dict[str, dict], url_for: Callable[[str], str]) -> str:
+    """``[F2 Unregistered state](../families/f2/)``: the id with its name, linked."""
+    title = families.get(fid, {}).get("title", "")
+    return f"[{f'{fid} {title}'.strip()}]({url_for(f'families/{fid.lower()}/')})"
+
+
+_FIRST_VERSION = re.compile(r"(?<![A-Za-z\d.])(\d+)(?:\.(\d+|x))?(?:\.(\d+|x))?")
+
+
+def _era_key(versions: str) -> tuple:
+    """Sort key putting eras in release order: ``<= 1.1.x`` and ``before 1.13`` just before
+    the release they name, ``proposed`` ones and those naming no release last."""
+    text = versions.strip().lower()
+    if text.startswith("proposed"):
+        return (2,)
+    m = _FIRST_VERSION.search(text)
+    if not m:
+        return (1,)
+    nums = tuple(0 if g in (None, "x") else int(g) for g in m.groups())
+    earlier = text.startswith(("<", "before", "older", "~")) or "pre-release" in text
+    return (0, *nums, -1 if earlier else 0)
 
 
 def _cell(text: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 
 # A paste larger than this is not a paste: refuse it before reading it all into memory.
@@ -19,12 +18,7 @@ MAX_BYTES = 64 * 1024 * 1024
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", default="-", help="file holding the error or traceback ('-' or nothing: stdin)")
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
-    parser.add_argument(
-        "--site-url",
-        default=None,
-        help="base URL of the samedevice site for page links (default: $SAMEDEVICE_SITE_URL, "
-        "then site_url in the checkout's mkdocs.yml, else site-relative paths)",
-    )
+    # --docs-url (the base of page links) is every command's: samedevice.cli adds it
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,10 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from samedevice.explain.engine import explain_text
 
     result = explain_text(text, knowledge())
-    base = _site_url(args.site_url)
-
-    def url(rel: str) -> str:
-        return f"{base}/{rel}" if base else rel
+    from samedevice.docs_url import page_url as url
 
     if args.json:
         for page in result["pages"]:
@@ -76,24 +67,3 @@ def _read(name: str, UserError: type[Exception]) -> bytes:
     if len(data) > MAX_BYTES:
         raise UserError(f"the input is larger than {MAX_BYTES // (1024 * 1024)} MB; paste the error and its traceback only")
     return data
-
-
-def _site_url(flag: str | None) -> str:
-    if flag:
-        return flag.rstrip("/")
-    env = os.environ.get("SAMEDEVICE_SITE_URL")
-    if env:
-        return env.rstrip("/")
-    from samedevice.explain.cache import case_root
-
-    root = case_root()
-    if root is not None:
-        try:
-            with open(os.path.join(root, "mkdocs.yml"), encoding="utf-8") as f:
-                text = f.read()
-        except OSError:
-            return ""
-        m = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.M)
-        if m:
-            return m.group(1).rstrip("/")
-    return ""

@@ -147,10 +147,10 @@ def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) 
             generic = compiled(s["generic_fragment"]).search(framed[case["slug"]])
             score += s["case_frame_generic"] if generic else s["case_frame"]
             why.append(f"traceback passes through {framed[case['slug']]}")
-        sig = _signature_score(primary, case, s) if primary else 0.0
+        sig, same = _signature_score(primary, case, s) if primary else (0.0, [])
         if sig > 0:
             score += sig
-            why.append(f"message signature matches ({sig:g})")
+            why.append(f"its documented error has the same {', '.join(same)} (score {sig:g})")
         if case["slug"] not in framed and sig < s["case_min_signature"] and not (rare and sig > 0):
             continue
         if best > 0:
@@ -173,26 +173,34 @@ def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) 
     return out
 
 
-def _signature_score(primary: dict, case: dict, s: dict) -> float:
-    best = 0.0
+def _signature_score(primary: dict, case: dict, s: dict) -> tuple[float, list[str]]:
+    """How well the paste's error matches one of the case's documented errors, and what
+    matched (template, op, argument, device order: shown to the user as the reason)."""
+    best, best_same = 0.0, []
     template = _SAME_CHECK.get(primary["template"], primary["template"])
     op = {primary["op"].lower(), primary["op_base"].lower()} - {""}
     for sig in case["signatures"]:
         if _SAME_CHECK.get(sig["template"], sig["template"]) != template:
             continue
         score = s["case_template"]
+        # T1 and T2 are one check in two eras' words: name both when they differ
+        same = ["template " + "/".join(dict.fromkeys((primary["template"], sig["template"])))]
         if op and ({sig["op"].lower(), sig["op_base"].lower()} & op):
             score += s["case_op"]
+            same.append(f"op {sig['op_base'] or sig['op']}")
         if primary["argument"] and primary["argument"].lower() == sig["argument"].lower():
             score += s["case_argument"]
+            same.append(f"argument {sig['argument']}")
         if (
             primary["common_kind"]
             and primary["common_kind"] == sig["common_kind"]
             and primary["argdev_kind"] == sig["argdev_kind"]
         ):
             score += s["case_orientation"]
-        best = max(best, score)
-    return best
+            same.append("device order")
+        if score > best:
+            best, best_same = score, same
+    return best, best_same
 
 
 def _torch_version(region: list[str], kb: dict) -> str:

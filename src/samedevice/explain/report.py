@@ -55,7 +55,7 @@ def render(result: dict, url: callable, width: int = 100) -> str:
     out.append("")
     out.append("Pages to read")
     for page in result["pages"]:
-        out.append(f"  {url(page['url'])}  {page['id']} {page['title']}")
+        out.append(f"  {url(page['url'])}  {page['id']} {_plain(page['title'])}")
     out.append("")
     out.append("Next step")
     para(result["next_step"])
@@ -91,5 +91,10 @@ def _cases(result: dict, out: list[str], url) -> None:
     out.append("")
     out.append("Matching cases")
     for c in result["case_ranking"][:5]:
-        out.append(f"  {c['id']} {c['title']}")
+        out.append(f"  {c['id']} {_plain(c['title'])}")
         out.append(f"     {url(c['page'])}  ({'; '.join(c['why'])})")
+
+
+def _plain(title: str) -> str:
+    """Case titles are Markdown (`code` spans for the site); a terminal shows them plain."""
+    return title.replace("`", "")

@@ -21,7 +21,7 @@ def kernel_env() -> dict[str, str]:
     env.setdefault("OMP_NUM_THREADS", "1")  # same reduction order on every machine
     env["PYTHONHASHSEED"] = "0"
     # links printed by audit/locate point at the site; from a case page the site is two up
-    env["SAMEDEVICE_SITE_URL"] = "../../"
+    env["SAMEDEVICE_DOCS_URL"] = "../../"
     return env
 
 

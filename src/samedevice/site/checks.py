@@ -80,13 +80,19 @@ def references(page: Path) -> list[tuple[str, str, str]]:
     return parser.refs
 
 
-def external_references(site_dir: Path, allowed_link_hosts: frozenset[str] | set[str]) -> list[str]:
-    """Every reference to another host except ``<a href>`` links to an allowed host."""
+def external_references(site_dir: Path, allowed_link_hosts: frozenset[str] | set[str],
+                        own_url: str | None = None) -> list[str]:
+    """Every reference to another host except ``<a href>`` links to an allowed host.
+
+    ``own_url`` is the site's published address (``site_url``): the canonical ``<link>`` each
+    page carries points there, which is the site itself, not another host."""
     problems = []
     for page in html_pages(site_dir):
         rel = page.relative_to(site_dir)
         for tag, attr, url in references(page):
             if not _is_remote(url):
+                continue
+            if own_url and tag == "link" and url.startswith(own_url):
                 continue
             host = urlsplit(url if "://" in url else "https:" + url).hostname or ""
             if tag == "a" and attr == "href" and host in allowed_link_hosts:
@@ -99,28 +105,35 @@ def external_references(site_dir: Path, allowed_link_hosts: frozenset[str] | set
     return problems
 
 
-def _local_target(site_dir: Path, page: Path, url: str) -> Path | None:
-    """The file a relative URL on ``page`` points to (None for anchors, data: and mail links)."""
+def _local_target(site_dir: Path, page: Path, url: str, mount: str = "/") -> Path | None:
+    """The file a relative URL on ``page`` points to (None for anchors, data: and mail links).
+
+    ``mount`` is the path the site is published under (``/samedevice/`` for site_url
+    ``https://samedevice.github.io/samedevice/``): the 404 page's links start with it."""
     parts = urlsplit(url)
     if parts.scheme or parts.netloc or not parts.path:
         return None
-    base = "/" if parts.path.startswith("/") else "/" + str(page.parent.relative_to(site_dir))
-    path = posixpath.normpath(posixpath.join(base, unquote(parts.path))).lstrip("/")
+    url_path = unquote(parts.path)
+    if url_path.startswith("/") and mount != "/" and (url_path + "/").startswith(mount):
+        url_path = "/" + url_path[len(mount):]
+    base = "/" if url_path.startswith("/") else "/" + str(page.parent.relative_to(site_dir))
+    path = posixpath.normpath(posixpath.join(base, url_path)).lstrip("/")
     target = site_dir / path
     if parts.path.endswith("/") or target.is_dir():
         target = target / "index.html"
     return target
 
 
-def broken_local_links(site_dir: Path) -> list[str]:
-    """Relative links and asset references that point at nothing in the built site."""
+def broken_local_links(site_dir: Path, mount: str = "/") -> list[str]:
+    """Relative links and asset references that point at nothing in the built site (published
+    under the path ``mount``)."""
     problems = []
     for page in html_pages(site_dir):
         rel = page.relative_to(site_dir)
         for tag, attr, url in references(page):
             if _is_remote(url) or attr == "content":
                 continue
-            target = _local_target(site_dir, page, url)
+            target = _local_target(site_dir, page, url, mount)
             if target is not None and not target.is_file():
                 problems.append(f"{rel}: <{tag} {attr}={url!r}> -> {target.relative_to(site_dir)} missing")
     return problems

@@ -108,8 +108,10 @@ def case_table(data: SiteData, cases: Iterable[Case], page_uri: str, *,
         "case": ("Case", lambda c: f"[{cell(c.title)}]({rel(page_uri, case_uri(c))})"),
         "family": ("Family", lambda c: f"[{cell(data.families[c.family].heading)}]"
                                        f"({rel(page_uri, family_uri(c.family))})"),
-        "messages": ("Messages", lambda c: ", ".join(
-            f"[{t}]({rel(page_uri, template_uri(t))})" for t in c.templates)),
+        # the template's id with its name, as the family column shows the family's
+        "messages": ("Messages", lambda c: "<br>".join(
+            f"[{cell(data.templates[t].heading)}]({rel(page_uri, template_uri(t))})"
+            for t in c.templates)),
         "verified": ("Last verified", lambda c: cell(record_summary(c.records()[0]))
                      if c.records() else "not recorded yet"),
     }

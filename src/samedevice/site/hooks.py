@@ -57,6 +57,9 @@ _build = _Build()
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    # mkdocs-jupyter logs one INFO line per notebook copied ("Copied jupyter file: ..."): a
+    # screenful on every build and `make serve` rebuild. Its warnings still show.
+    logging.getLogger("mkdocs.plugins.mkdocs_jupyter").setLevel(logging.WARNING)
     root = Path(config.config_file_path).parent
     try:
         _build.data = sitedata.load_site_data(root)

@@ -136,9 +136,18 @@ def _headings(soup: BeautifulSoup) -> tuple[str | None, list[dict[str, Any]], se
     return title, _toc_tree(flat), used
 
 
+def _drop_empty_table_headers(soup: BeautifulSoup) -> None:
+    """A Markdown table must have a header row; key/value tables (the page's "Affected
+    versions": Package, Affected, Fixed) write an empty one, which would show as a blank bar."""
+    for thead in soup.find_all("thead"):
+        if not thead.get_text(strip=True):
+            thead.decompose()
+
+
 def clean_notebook_html(raw: str) -> CleanNotebook:
     soup = BeautifulSoup(_RAW_TEXT.sub("", raw), "html.parser")
     _drop_noise(soup)
+    _drop_empty_table_headers(soup)
     _flatten(soup)
     _unwrap_double_cells(soup)
     _reshape_cells(soup)

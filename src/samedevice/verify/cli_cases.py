@@ -19,11 +19,15 @@ def run(args: argparse.Namespace) -> int:
     except CaseError as e:
         raise UserError(str(e)) from None
     if args.json:
-        print(json.dumps([c.to_dict() for c in cases], indent=2))
+        from samedevice.docs_url import page_url
+
+        # "url": the page on the site (the published one unless --docs-url says otherwise)
+        print(json.dumps([{**c.to_dict(), "url": page_url(c.page_url)} for c in cases], indent=2))
         return 0
     rows = [("ID", "FAMILY", "TEMPLATE", "VERIFY", "SLUG / TITLE")]
     for c in cases:
-        rows.append((c.id, c.family, c.error.template, c.verify, f"{c.slug}: {c.title}"))
+        # titles are Markdown (`code` spans for the site); a terminal shows them plain
+        rows.append((c.id, c.family, c.error.template, c.verify, f"{c.slug}: {c.title.replace('`', '')}"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         print("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])

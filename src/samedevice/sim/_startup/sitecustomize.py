@@ -9,6 +9,9 @@ variable, so distributed snippets get the same device in every rank.
 import os
 
 if os.environ.get("SAMEDEVICE_SIM"):
+    from samedevice._quiet_numpy import quiet_missing_numpy
+
+    quiet_missing_numpy()  # before torch is imported
     from samedevice.sim import _process
 
     _process.start(os.environ["SAMEDEVICE_SIM"])
