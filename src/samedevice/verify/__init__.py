@@ -230,8 +230,12 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
 
 
 def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: bool = False,
+                 swapped: bool = False,
                  on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
     """Verify several cases, ``jobs`` at a time; report each as it finishes.
+
+    ``swapped=True`` verifies each case with its broken and fixed programs exchanged (the
+    mutation check: every case must then fail).
 
     Each job keeps one warm interpreter (torch imported once) and runs every program in a fork
     of it (``samedevice.sim.warm``); ``cold=True`` starts a fresh interpreter per program
@@ -255,7 +259,8 @@ def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: 
     def one(case: Case) -> CaseResult:
         w = runners.get()
         try:
-            return verify_case(case, real=real, runner=w.run if w is not None else None)
+            programs = {"broken": case.fixed_path, "fixed": case.broken_path} if swapped else {}
+            return verify_case(case, real=real, runner=w.run if w is not None else None, **programs)
         finally:
             runners.put(w)
 
