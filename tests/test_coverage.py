@@ -42,3 +42,18 @@ def test_verification_page_shows_the_stored_coverage_figures():
         assert f"| {split} | {f['reports']} | " in page
         assert f"({f['situation_has_page']} of {f['reports']})" in page
         assert f"({f['family_in_top3']} of {f['labelled_family']})" in page
+
+
+def test_case_situations_are_labels_of_the_dev_set():
+    coverage = _coverage_module()
+    labels = {r["situation"] for r in coverage.load_devset(coverage.DEVSET)}
+    unknown = {c.slug: s for c in load_cases() for s in c.situations if s not in labels}
+    assert unknown == {}, "situations = [...] must use the dev set's labels (benchmarks/devset/situations.md)"
+
+
+def test_stored_coverage_figures_are_what_the_benchmark_measures_now():
+    coverage = _coverage_module()
+    stored = json.loads((repo_root() / COVERAGE).read_text())
+    now = coverage.figures(coverage.load_devset(coverage.DEVSET), load_cases())
+    assert stored["splits"] == now, "rerun: python benchmarks/coverage.py --write"
+    assert stored["cases"] == len(load_cases())
