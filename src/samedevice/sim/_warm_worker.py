@@ -63,7 +63,7 @@ def _child(req: dict[str, Any]) -> int:
     import types
 
     os.setpgid(0, 0)  # a timeout kills the program and the processes it started
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh interpreter
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY),
                             (1, req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                             (2, req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
@@ -151,6 +151,8 @@ def main() -> None:
     # The protocol owns the real stdout; anything printed while importing goes to stderr.
     answers = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
+    # Ctrl-C reaches the whole process group: the parent stops the worker by closing stdin.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in WARM_MODULES:
         importlib.import_module(name)
 

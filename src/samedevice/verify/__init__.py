@@ -266,6 +266,8 @@ def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: 
 
     results: list[CaseResult] = []
     try:
+        for w in warm:
+            w.wait_ready()  # so a case's time is its programs', not the start-up's
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(one, c) for c in cases]
             for fut in as_completed(futures):
