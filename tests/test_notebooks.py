@@ -1,7 +1,9 @@
 """Case pages: each notebook matches its sources, and re-running it prints what it shows.
 
-(nbmake, in `make test`, executes every notebook as well; its hidden cells assert that the
-failing cell failed with the documented message.)
+The re-run test is the one execution of each page in `make test` (nbmake would be a second):
+nbclient runs it like nbmake, failing on any error outside a `raises-exception` cell, so the
+hidden cells' assertion that the failing cell failed with the documented message, word for
+word, is checked in the same run that reproduces the stored outputs.
 """
 
 from __future__ import annotations

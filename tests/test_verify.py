@@ -13,18 +13,24 @@ import sys
 import pytest
 
 from samedevice.cases import load_cases
-from samedevice.verify import FAIL, check_error, compare_values, verify_case
+from samedevice.verify import FAIL, check_error, compare_values, verify_cases
 
 CASES = [c for c in load_cases() if c.verify != "gpu-only"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.slug)
-def test_swapping_broken_and_fixed_makes_verify_fail(case):
-    result = verify_case(case, broken=case.fixed_path, fixed=case.broken_path)
-    assert result.status == FAIL
-    assert any(p.startswith("broken: broken.py finished without an error") for p in result.problems)
-    assert any(p.startswith("fixed: fixed.py did not finish") for p in result.problems)
+def test_swapping_broken_and_fixed_makes_verify_fail_for_every_case():
+    # one batched run over every case, on two warm interpreters (a fork per program)
+    results = verify_cases(CASES, jobs=2, swapped=True)
+    assert [r.case.slug for r in results] == [c.slug for c in CASES]
+    wrong = {}
+    for r in results:
+        expected = [r.status == FAIL,
+                    any(p.startswith("broken: broken.py finished without an error") for p in r.problems),
+                    any(p.startswith("fixed: fixed.py did not finish") for p in r.problems)]
+        if not all(expected):
+            wrong[r.case.slug] = (r.status, r.problems)
+    assert wrong == {}, "swapped programs that still verify (or fail for another reason)"
 
 
 def test_a_different_message_or_exception_is_a_failure():

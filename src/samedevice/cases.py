@@ -101,6 +101,9 @@ class Case:
     find_code: str
     find_raises: bool
     library_frames: tuple[str, ...]
+    # what users were doing when they hit it, in the dev set's vocabulary
+    # (benchmarks/devset/reports.jsonl "situation"); read by benchmarks/coverage.py
+    situations: tuple[str, ...]
     root: Path = field(repr=False)
 
     @property
@@ -186,6 +189,7 @@ class Case:
                 "notes": self.versions.notes,
             },
             "library_frames": list(self.library_frames),
+            "situations": list(self.situations),
             "page": self.page_url,
             "verified": self.records(),
             "upstream_releases": self.upstream_record(),
@@ -331,6 +335,10 @@ def parse_case(path: Path, root: Path) -> Case:
         fixed=str(ver.get("fixed", "")),
         notes=str(ver.get("notes", "")),
     )
+    situations = tuple(data.get("situations", ()))
+    for sit in situations:
+        if not (isinstance(sit, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", sit)):
+            raise CaseError(f"{path}: situations must be lowercase-hyphenated labels, not {sit!r}")
     page = _require(path, data, "page", dict)
     for section in PAGE_SECTIONS:
         _require(path, page, section)
@@ -353,6 +361,7 @@ def parse_case(path: Path, root: Path) -> Case:
         find_code=str(page.get("find_code", "")).strip(),
         find_raises=bool(page.get("find_raises", False)),
         library_frames=tuple(data.get("library_frames", ())),
+        situations=situations,
         root=root,
     )
 

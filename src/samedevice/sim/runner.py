@@ -91,18 +91,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
-               workdir: Path | None = None, extra_env: dict[str, str] | None = None) -> RunResult:
-    """Run ``script`` in a fresh interpreter in ``mode``; never raises for the script's own errors."""
+def prepare(script: Path | str, mode: str, extra_env: dict[str, str] | None = None
+            ) -> tuple[Path, Path, dict[str, str]]:
+    """The resolved script, a fresh temporary folder and the environment a run in ``mode`` sees."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     script = Path(script).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="samedevice-run-"))
-    result_file = tmp / "result.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), env.get("PYTHONPATH", "")]))
     env["SAMEDEVICE_SIM"] = mode  # "plain": nothing simulated or mapped, only recorded
-    env["SAMEDEVICE_RESULT"] = str(result_file)
+    env["SAMEDEVICE_RESULT"] = str(tmp / "result.json")
     usage_dir = tmp / "usage"
     usage_dir.mkdir()
     env["SAMEDEVICE_USAGE_DIR"] = str(usage_dir)
@@ -111,6 +110,27 @@ def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
     env["MASTER_PORT"] = str(_free_port())
     env.setdefault("OMP_NUM_THREADS", "1")
     env.update(extra_env or {})
+    return script, tmp, env
+
+
+def collect(script: Path, mode: str, tmp: Path, returncode: int, seconds: float, stdout: str,
+            stderr: str, timed_out: bool) -> RunResult:
+    """Read what the run left in ``tmp`` (how it ended, its simulated tensors, its values)."""
+    result_file = tmp / "result.json"
+    try:
+        record = json.loads(result_file.read_text())
+    except (OSError, ValueError):
+        record = {"status": "crashed"}
+    record["usage_all"] = sum(int(p.read_text() or 0) for p in (tmp / "usage").glob("usage-*"))
+    values = result_file.with_name(result_file.name + ".pt")
+    return RunResult(script, mode, returncode, seconds, stdout, stderr, record,
+                     values if values.exists() else None, timed_out)
+
+
+def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
+               workdir: Path | None = None, extra_env: dict[str, str] | None = None) -> RunResult:
+    """Run ``script`` in a fresh interpreter in ``mode``; never raises for the script's own errors."""
+    script, tmp, env = prepare(script, mode, extra_env)
     start = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -126,12 +146,4 @@ def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
         returncode, timed_out = -9, True
         stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-    seconds = time.perf_counter() - start
-    try:
-        record = json.loads(result_file.read_text())
-    except (OSError, ValueError):
-        record = {"status": "crashed"}
-    record["usage_all"] = sum(int(p.read_text() or 0) for p in usage_dir.glob("usage-*"))
-    values = result_file.with_name(result_file.name + ".pt")
-    return RunResult(script, mode, returncode, seconds, stdout, stderr, record,
-                     values if values.exists() else None, timed_out)
+    return collect(script, mode, tmp, returncode, time.perf_counter() - start, stdout, stderr, timed_out)

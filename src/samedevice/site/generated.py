@@ -219,6 +219,40 @@ def fallback_messages_page(data: SiteData) -> str:
     return "\n".join(body) + "\n"
 
 
+COVERAGE = "benchmarks/coverage.json"  # written by benchmarks/coverage.py --write
+
+
+def coverage_section(data: SiteData) -> list[str]:
+    """The dev-set coverage figures, as ``benchmarks/coverage.py`` measured them (not typed)."""
+    import json
+
+    try:
+        cov = json.loads((data.root / COVERAGE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+
+    def share(k: int, n: int) -> str:
+        return f"{100 * k / n:.0f}% ({k} of {n})" if n else "n/a"
+
+    rows = [[split, str(f["reports"]),
+             share(f["situation_has_page"], f["reports"]),
+             share(f["family_in_top3"], f["labelled_family"])]
+            for split, f in cov["splits"].items()]
+    return [
+        "",
+        "## Coverage of real reports",
+        "",
+        f"Measured by `benchmarks/coverage.py` on {cov['date']} over the dev set of real, labelled "
+        f"reports (`{cov['devset']}`), with {cov['cases']} cases, for each half of the dev set: "
+        "the share of reports whose situation (what the user was doing) has a page, and, among "
+        "reports whose root-cause family is known, the share for which `samedevice explain` lists "
+        f"a page of that family among its first {cov['top']} cases.",
+        "",
+        _table(["Half", "Reports", "Situation has a page", f"Right family in explain's first {cov['top']}"],
+               rows),
+    ]
+
+
 def verification_page(data: SiteData) -> str:
     rows = []
     never = []
@@ -247,6 +281,7 @@ def verification_page(data: SiteData) -> str:
         f"{on_gpu} verified on a real GPU.",
         "",
         _table(["Case", "Date", "PyTorch", "Device", "GPU", "Result"], rows),
+        *coverage_section(data),
     ]
     return "\n".join(body) + "\n"
 

@@ -23,9 +23,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from samedevice.cases import Case
+
+if TYPE_CHECKING:
+    from samedevice.sim.runner import RunResult
+
+    # run_script's signature: (script, mode, timeout, workdir=None, extra_env=None)
+    Runner = Callable[..., RunResult]
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 RTOL, ATOL = 1.3e-6, 1e-5  # LSTM/GRU cells differ from the CPU path by ~5e-7
@@ -147,11 +153,15 @@ def compare_values(sim_values: dict[str, Any], cpu_values: dict[str, Any]) -> tu
 
 
 def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
-                fixed: Path | None = None, timeout: float = 300.0) -> CaseResult:
-    """Prove one case. ``broken``/``fixed`` override the snippet paths (used by tests)."""
+                fixed: Path | None = None, timeout: float = 300.0,
+                runner: Runner | None = None) -> CaseResult:
+    """Prove one case. ``broken``/``fixed`` override the snippet paths (used by tests);
+    ``runner`` runs each program (default: a fresh interpreter per program, ``run_script``)."""
     import time
 
     from samedevice.sim.runner import run_script
+
+    run = runner or run_script
 
     broken = broken or case.broken_path
     fixed = fixed or case.fixed_path
@@ -182,7 +192,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
         result = CaseResult(case, SKIP, device="sim", torch_version=torch_version)
         run_mode, ref_mode = "cuda", "cpu"
 
-    bad = run_script(broken, run_mode, timeout, extra_env=extra_env)
+    bad = run(broken, run_mode, timeout, extra_env=extra_env)
     problems = check_error(case, bad.exception, torch_version)
     if bad.timed_out:
         problems.insert(0, f"broken.py timed out after {timeout:.0f} s")
@@ -193,7 +203,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
         result.checks.append(f"broken.py raised {case.error.exception}: {msg.text if msg else ''}")
     result.problems += [f"broken: {p}" for p in problems]
 
-    good = run_script(fixed, run_mode, timeout, extra_env=extra_env)
+    good = run(fixed, run_mode, timeout, extra_env=extra_env)
     if not good.ok:
         exc = good.exception
         what = f"{exc['type']}: {exc['message']}" if exc else (good.stderr.strip().splitlines() or ["crashed"])[-1]
@@ -201,7 +211,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     elif run_mode == "cuda" and good.usage == 0:
         result.problems.append("fixed: fixed.py never used the accelerator")
     elif ref_mode is not None:
-        ref = run_script(fixed, ref_mode, timeout)
+        ref = run(fixed, ref_mode, timeout)
         if not ref.ok:
             exc = ref.exception
             result.problems.append(f"fixed: the CPU reference run failed: {exc['type'] if exc else 'crashed'}")
@@ -219,16 +229,54 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     return result
 
 
-def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2,
+def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: bool = False,
+                 swapped: bool = False,
                  on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
-    """Verify several cases concurrently (each runs in its own processes); report as they finish."""
+    """Verify several cases, ``jobs`` at a time; report each as it finishes.
+
+    ``swapped=True`` verifies each case with its broken and fixed programs exchanged (the
+    mutation check: every case must then fail).
+
+    Each job keeps one warm interpreter (torch imported once) and runs every program in a fork
+    of it (``samedevice.sim.warm``); ``cold=True`` starts a fresh interpreter per program
+    instead (the slower way, kept for ``benchmarks/verify_speed.py`` and for comparison).
+    """
+    import queue
+
+    jobs = max(1, min(jobs, len(cases)))
+    # On a GPU machine a fork must not inherit a CUDA driver the worker touched: the real tier
+    # keeps fresh interpreters.
+    cold = cold or real
+    runners: queue.Queue = queue.Queue()
+    warm: list = []
+    if not cold:
+        from samedevice.sim.warm import WarmRunner
+
+        warm = [WarmRunner() for _ in range(jobs)]  # start importing torch in parallel
+    for w in warm or [None] * jobs:
+        runners.put(w)
+
+    def one(case: Case) -> CaseResult:
+        w = runners.get()
+        try:
+            programs = {"broken": case.fixed_path, "fixed": case.broken_path} if swapped else {}
+            return verify_case(case, real=real, runner=w.run if w is not None else None, **programs)
+        finally:
+            runners.put(w)
+
     results: list[CaseResult] = []
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(verify_case, c, real=real) for c in cases]
-        for fut in as_completed(futures):
-            r = fut.result()
-            results.append(r)
-            if on_result:
-                on_result(r)
+    try:
+        for w in warm:
+            w.wait_ready()  # so a case's time is its programs', not the start-up's
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(one, c) for c in cases]
+            for fut in as_completed(futures):
+                r = fut.result()
+                results.append(r)
+                if on_result:
+                    on_result(r)
+    finally:
+        for w in warm:
+            w.close()
     order = {c.slug: i for i, c in enumerate(cases)}
     return sorted(results, key=lambda r: order[r.case.slug])

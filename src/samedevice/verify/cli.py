@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from samedevice.cases import CaseError, get_case, load_cases
 from samedevice.cli import UserError
@@ -21,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", action="store_true",
                         help="write the result into cases/<slug>.verified.json")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("--cold", action="store_true",
+                        help="start a fresh interpreter for every program instead of forking a "
+                             "warm one per job (slower; for comparison)")
     parser.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 1),
                         help="cases verified at once (default: %(default)s)")
 
@@ -35,11 +39,13 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     total = len(cases)
+    start = time.perf_counter()
     done = 0
     width = max(len(c.slug) for c in cases)
     stream = sys.stderr if args.json else sys.stdout
+    how = "a fresh interpreter per program" if args.cold or args.real else "a warm interpreter per job"
     print(f"verifying {total} case(s) {'on real CUDA' if args.real else 'on the simulated accelerator'}"
-          f" with {args.jobs} job(s)", file=stream, flush=True)
+          f" with {args.jobs} job(s), {how}", file=stream, flush=True)
 
     def progress(r: CaseResult) -> None:
         nonlocal done
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{done:>{len(str(total))}}/{total}] {r.case.slug:<{width}}  {status:<4}  "
               f"{r.seconds:5.1f}s  {detail}", file=stream, flush=True)
 
-    results = verify_cases(cases, real=args.real, jobs=args.jobs, on_result=progress)
+    results = verify_cases(cases, real=args.real, jobs=args.jobs, cold=args.cold, on_result=progress)
     if args.record:
         for r in results:
             if r.status != SKIP:
@@ -63,5 +69,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"\nFAIL {r.case.slug}:", file=stream)
                 for p in r.problems:
                     print(f"  - {p}", file=stream)
-        print(f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped", file=stream)
+        print(f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped "
+              f"in {time.perf_counter() - start:.1f}s", file=stream)
     return 1 if counts[FAIL] else 0
