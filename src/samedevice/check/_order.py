@@ -19,9 +19,8 @@ _MAX_PATHS = 64
 
 def scopes(src: SourceFile) -> Iterator[list[ast.stmt]]:
     yield src.tree.body
-    for node in ast.walk(src.tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield node.body
+    for node in src.function_nodes:
+        yield node.body
 
 
 def flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -100,6 +99,8 @@ def _moved_name(src: SourceFile, s: ast.stmt) -> str | None:
 
 
 def check_attach_after_move(src: SourceFile, report: Report) -> None:
+    if ".to(" not in src.text and ".cuda(" not in src.text:
+        return
     for body in scopes(src):
         moved: set[str] = set()
         derived: dict[str, str] = {}  # local name -> the moved model it is part of
@@ -194,7 +195,9 @@ _NOT_MEETINGS = frozenset({"print", "len", "str", "isinstance", "enumerate", "zi
 
 def check_batch_moves(src: SourceFile, report: Report) -> None:
     reported: set[int] = set()
-    for node in ast.walk(src.tree):
+    if ".to(" not in src.text and ".cuda(" not in src.text:
+        return
+    for node in src.nodes(src.tree):
         if not isinstance(node, ast.For | ast.AsyncFor):
             continue
         target = node.target
@@ -269,6 +272,8 @@ def _model_of_optimizer(src: SourceFile, v: ast.AST, targets: list[str]) -> str 
 
 
 def check_optimizer_order(src: SourceFile, report: Report) -> None:
+    if "load_state_dict" not in src.text:
+        return
     for body in scopes(src):
         optimizers: dict[str, str] = {}
         moved: set[str] = set()
@@ -393,8 +398,7 @@ def check_generators(src: SourceFile, report: Report) -> None:
                 and s.value.func.id in src.classes:
             instances.update({t.id: s.value.func.id for t in s.targets if isinstance(t, ast.Name)})
     gens: dict[ast.AST, set[str]] = {}  # scope node -> names holding a CPU generator
-    scope_nodes: list[ast.AST] = [src.tree] + [n for n in ast.walk(src.tree)
-                                              if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    scope_nodes: list[ast.AST] = [src.tree, *src.function_nodes]
     for sc in scope_nodes:
         body = sc.body  # type: ignore[attr-defined]
         names = {t.id for s in flat(body) if isinstance(s, ast.Assign) and _is_cpu_generator(src, s.value)
@@ -447,7 +451,7 @@ def _literals(node: ast.AST) -> tuple[str, ...]:
 
 
 def check_load_map_location(src: SourceFile, report: Report) -> None:
-    if "load" not in src.text:
+    if "load(" not in src.text and "load_checkpoint" not in src.text:
         return
     wrappers = set()
     for name, fn in src.functions.items():
@@ -460,17 +464,15 @@ def check_load_map_location(src: SourceFile, report: Report) -> None:
                 if isinstance(ml, ast.Name) and ml.id == "map_location":
                     wrappers.add(name)
     saved: list[ast.AST] = []
-    for n in ast.walk(src.tree):
+    for n in src.nodes(src.tree):
         if isinstance(n, ast.Call) and (src.qual(n.func) or "") == "torch.save" and len(n.args) >= 2:
             saved.append(n.args[1])
     saved_literals = {_literals(p) for p in saved if _literals(p)}
     saved_names = {p.id for p in saved if isinstance(p, ast.Name)}
-    for fn in ast.walk(src.tree):
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name in wrappers:
+    for fn in src.function_nodes:
+        if fn.name in wrappers or not _names_device(src.nodes(fn)):
             continue
-        if not _names_device(fn):
-            continue
-        for n in ast.walk(fn):
+        for n in src.nodes(fn):
             if not isinstance(n, ast.Call) or kwarg(n, "map_location") is not None or has_kwargs_splat(n):
                 continue
             q = src.qual(n.func) or ""
@@ -483,8 +485,8 @@ def check_load_map_location(src: SourceFile, report: Report) -> None:
                 report("SD1001", n, f"`{n.func.id}` (it passes `map_location=None` to `torch.load`)")
 
 
-def _names_device(fn: ast.AST) -> bool:
-    for n in ast.walk(fn):
+def _names_device(nodes: list[ast.AST]) -> bool:
+    for n in nodes:
         if isinstance(n, ast.Name) and n.id == "device":
             return True
         if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.value, ast.Name) and n.value.id == "self":

@@ -74,12 +74,14 @@ class SourceFile:
         self.tree = tree
         self.path = path
         self.text = text
+        self.lines = text.splitlines()
         self.aliases: dict[str, str] = {}
         self.classes: dict[str, ClassInfo] = {}
+        self._index()
         self.functions: dict[str, ast.FunctionDef] = {}
         for node in tree.body:
             self._imports(node)
-        for node in ast.walk(tree):
+        for node in self.nodes(tree):
             if isinstance(node, ast.Import | ast.ImportFrom) and node not in tree.body:
                 self._imports(node)
         for node in tree.body:
@@ -87,9 +89,42 @@ class SourceFile:
                 self._add_class(node)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.functions[node.name] = node  # type: ignore[assignment]
-        for node in ast.walk(tree):  # nested classes (tests define modules inside functions)
+        for node in self.nodes(tree):  # nested classes (tests define modules inside functions)
             if isinstance(node, ast.ClassDef) and node.name not in self.classes:
                 self._add_class(node)
+
+    def nodes(self, node: ast.AST) -> list[ast.AST]:
+        """``ast.walk(node)`` as a list, computed once per node (the rules walk the same
+        functions many times; this is most of the checker's speed)."""
+        span = self._spans.get(id(node))
+        if span is not None:
+            return self._preorder[span[0]:span[1]]
+        return list(ast.walk(node))
+
+    def _index(self) -> None:
+        """One depth-first pass: the whole tree in pre-order, and each function's and class's
+        slice of it."""
+        out: list[ast.AST] = []
+        spans: dict[int, tuple[int, int]] = {}
+        stack: list[tuple[ast.AST, int]] = [(self.tree, -1)]
+        fields = ast.iter_child_nodes
+        while stack:
+            node, start = stack.pop()
+            if start >= 0:  # every child of `node` is out
+                spans[id(node)] = (start, len(out))
+                continue
+            start = len(out)
+            out.append(node)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+                stack.append((node, start))
+            stack.extend((c, -1) for c in reversed(list(fields(node))))
+        self._preorder = out
+        self._spans = spans
+
+    @cached_property
+    def function_nodes(self) -> list[ast.FunctionDef]:
+        return [n for n in self.nodes(self.tree)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]  # type: ignore[misc]
 
     def _add_class(self, node: ast.ClassDef) -> None:
         info = ClassInfo(node, [self.qual(b) or "" for b in node.bases])
@@ -186,7 +221,7 @@ class SourceFile:
             info = self.classes.get(cls)
             if not info:
                 continue
-            for node in ast.walk(info.node):
+            for node in self.nodes(info.node):
                 if isinstance(node, ast.Call):
                     q = self.qual(node.func) or ""
                     if q.endswith(("register_buffer", "register_parameter", "add_state", "nn.Parameter")):
@@ -204,7 +239,7 @@ class SourceFile:
         if q.startswith("torch.nn.") and tail[:1].isupper():
             if tail in ("Sequential", "ModuleList", "ModuleDict"):
                 return any(isinstance(a, ast.Call) and self.is_stateful_ctor(a, known)
-                           for a in ast.walk(call) if a is not call)
+                           for a in self.nodes(call) if a is not call)
             return tail not in STATELESS_NN and tail != "Module"
         known = self.stateful_classes if known is None else known
         return q in known

@@ -11,6 +11,7 @@ every path: an unknown operand never produces a finding.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -104,7 +105,11 @@ def contained(p: Place | None) -> Place | None:
     return Place(p.kind, p.origin, p.how, container=True)
 
 
-def _tensor_params(fn: ast.FunctionDef, is_forward: bool) -> dict[str, Place | None]:
+_TENSOR_USES = frozenset({"device", "dtype", "shape", "view", "size", "reshape", "dim", "unsqueeze",
+                          "permute", "transpose", "contiguous", "float", "ndim"})
+
+
+def _tensor_params(src: SourceFile, fn: ast.FunctionDef, is_forward: bool) -> dict[str, Place | None]:
     """Each parameter's place: DEV for tensors (by annotation, by use, or a forward input)."""
     args = fn.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -115,25 +120,24 @@ def _tensor_params(fn: ast.FunctionDef, is_forward: bool) -> dict[str, Place | N
         if d is not None:
             defaults[a.arg] = d
     used_as_tensor: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and isinstance(node.slice, ast.Tuple) and any(
+    names = {a.arg for a in params}
+    moves_inputs = False
+    for node in src.nodes(fn):  # one pass: evidence of tensors, and inputs moved here
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.attr in _TENSOR_USES:
+                used_as_tensor.add(node.value.id)
+        elif isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Tuple) and any(
                     isinstance(x, ast.Slice) or isinstance(x, ast.Constant) and x.value in (None, ...)
                     for x in node.slice.elts):
-            used_as_tensor.add(node.value.id)  # x[:, 0], x[..., None]: an array
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.attr in ("device", "dtype", "shape", "view", "size", "reshape", "dim",
-                             "unsqueeze", "permute", "transpose", "contiguous", "float", "ndim"):
-                used_as_tensor.add(node.value.id)
-    names = {a.arg for a in params}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and any(isinstance(n, ast.Name) and n.id in names
-                                                for n in ast.walk(node.value)):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    moves_inputs = not is_forward and any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Name)
-        and node.func.value.id in names for node in ast.walk(fn))
+                used_as_tensor.add(node.value.id)  # x[:, 0], x[..., None]: an array
+        elif isinstance(node, ast.Assign) and not is_forward:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.value)):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Call) and not is_forward and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in names:
+            moves_inputs = True  # the inputs were on the CPU: a preprocessing helper
     result: dict[str, Place | None] = {}
     for i, a in enumerate(params):
         if moves_inputs:
@@ -552,7 +556,7 @@ class Evaluator:
 def registered_attrs(src: SourceFile, cls: ast.ClassDef) -> set[str]:
     """``self.<name>`` that hold parameters, buffers or submodules (they follow ``.to()``)."""
     names: set[str] = set()
-    for node in ast.walk(cls):
+    for node in src.nodes(cls):
         if isinstance(node, ast.Call):
             q = src.qual(node.func) or ""
             if q.endswith(("register_buffer", "register_parameter")) and node.args:
@@ -568,8 +572,20 @@ def registered_attrs(src: SourceFile, cls: ast.ClassDef) -> set[str]:
     return names
 
 
+_CPU_SOURCE = re.compile(r"\b(" + "|".join(sorted(FACTORIES)) + r")\(|\.cpu\(|[\"']cpu")
+
+
+def _has_cpu_source(src: SourceFile, node: ast.AST) -> bool:
+    """Whether the lines of ``node`` can create a CPU tensor at all: without one no rule of
+    this module can fire, and most functions are skipped on this test alone."""
+    start, end = node.lineno - 1, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    return _CPU_SOURCE.search("\n".join(src.lines[start:end])) is not None
+
+
 def check_values(src: SourceFile, report: Report) -> None:
     """Run the evaluator over the module body and every function of the file."""
+    if _CPU_SOURCE.search(src.text) is None:
+        return
     module_env = Evaluator(src, report, {}, set())
     # module-level names bound to a moved module: `model = Net().to(device)`
     module_env.run([s for s in src.tree.body if not isinstance(s, ast.FunctionDef | ast.ClassDef
@@ -579,13 +595,13 @@ def check_values(src: SourceFile, report: Report) -> None:
         for m in info.methods.values():
             owner[m] = info.node
     registered_cache: dict[ast.ClassDef, set[str]] = {}
-    for node in ast.walk(src.tree):
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    for node in src.function_nodes:
+        if not _has_cpu_source(src, node):
             continue
         cls = owner.get(node)
         is_module = cls is not None and cls.name in src.module_classes
         if cls is not None and cls not in registered_cache:
             registered_cache[cls] = registered_attrs(src, cls) if is_module else set()
-        params = _tensor_params(node, is_forward=is_module and node.name == "forward")  # type: ignore[arg-type]
+        params = _tensor_params(src, node, is_forward=is_module and node.name == "forward")  # type: ignore[arg-type]
         ev = Evaluator(src, report, params, registered_cache.get(cls, set()) if cls else set())
         ev.run(node.body)

@@ -87,7 +87,7 @@ def check_source(text: str, path: str = "<stdin>", select: set[str] | None = Non
 
     for check in _CHECKS:
         check(src, report)
-    noqa = _noqa_lines(text)
+    noqa = _noqa_lines(text) if seen else {}
     out = []
     for f in seen.values():
         codes = noqa.get(f.line, set())
