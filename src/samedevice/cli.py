@@ -17,6 +17,7 @@ COMMANDS = {
     "verify": ("samedevice.verify.cli", "prove each case: broken fails as documented, fixed matches CPU"),
     "run": ("samedevice.sim.cli", "run a Python script on the simulated accelerator"),
     "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
+    "check": ("samedevice.check.cli", "find device bugs in source files without running them"),
 }
 
 

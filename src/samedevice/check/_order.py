@@ -106,7 +106,7 @@ def check_attach_after_move(src: SourceFile, report: Report) -> None:
         derived: dict[str, str] = {}  # local name -> the moved model it is part of
         pending: list[tuple[str, ast.AST]] = []
 
-        def root(node: ast.AST) -> str | None:
+        def root(node: ast.AST, moved: set[str] = moved, derived: dict[str, str] = derived) -> str | None:
             r = root_name(node)
             if r in moved:
                 return r
@@ -167,17 +167,17 @@ def _paths(body: list[ast.stmt]) -> list[list[ast.stmt]]:
     for s in body:
         if isinstance(s, ast.If):
             a, b = _paths(s.body), _paths(s.orelse)
-            paths = [p + [s] + x for p in paths for x in (a + b)][:_MAX_PATHS]
+            paths = [[*p, s, *x] for p in paths for x in (a + b)][:_MAX_PATHS]
         elif isinstance(s, ast.For | ast.While | ast.With | ast.AsyncWith | ast.AsyncFor):
             inner = _paths(s.body)
-            paths = [p + [s] + x for p in paths for x in inner][:_MAX_PATHS]
+            paths = [[*p, s, *x] for p in paths for x in inner][:_MAX_PATHS]
         elif isinstance(s, ast.Try):
             inner = _paths(s.body)
             paths = [p + x for p in paths for x in inner][:_MAX_PATHS]
         elif isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         else:
-            paths = [p + [s] for p in paths]
+            paths = [[*p, s] for p in paths]
     return paths
 
 
@@ -236,13 +236,17 @@ def _follow_batch(src: SourceFile, path: list[ast.stmt], batch: set[str], report
                     continue
             elif isinstance(call.func, ast.Attribute):
                 q = src.qual(call.func) or ""
-                if not (q.startswith("torch.") or isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+                if not (q.startswith("torch.") or (isinstance(call.func.value, ast.Name) and call.func.value.id == "self")):
                     continue
             else:
                 continue
-            arg_names = [a for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)]
-            on_device = [a for a in arg_names if a.id in moved | derived]
-            raw = [a for a in arg_names if a.id in batch and a.id not in moved | touched]
+            call_args = [*call.args, *(k.value for k in call.keywords)]
+            here = moved | derived
+            on_device = [a for a in call_args if (isinstance(a, ast.Name) and a.id in here)
+                         or (isinstance(a, ast.Call) and any(isinstance(n, ast.Name) and n.id in here
+                                                            for n in ast.walk(a)))]
+            raw = [a for a in call_args if isinstance(a, ast.Name) and a.id in batch
+                   and a.id not in moved | touched]
             if on_device and raw:
                 for a in raw:
                     if id(a) not in reported:
@@ -436,7 +440,7 @@ def check_generators(src: SourceFile, report: Report) -> None:
                 g, d = kwarg(call, "generator"), kwarg(call, "device")
                 if not isinstance(g, ast.Name) or g.id not in names or d is None:
                     continue
-                if (const_str(d) or "").startswith("cpu") or isinstance(d, ast.Name) and d.id in maybe_cpu:
+                if (const_str(d) or "").startswith("cpu") or (isinstance(d, ast.Name) and d.id in maybe_cpu):
                     continue
                 if isinstance(d, ast.Attribute) and d.attr == "device" and root_name(d) == g.id:
                     continue
@@ -478,7 +482,7 @@ def check_load_map_location(src: SourceFile, report: Report) -> None:
             q = src.qual(n.func) or ""
             if q == "torch.load" and n.args:
                 path = n.args[0]
-                if isinstance(path, ast.Name) and path.id in saved_names or _literals(path) in saved_literals:
+                if (isinstance(path, ast.Name) and path.id in saved_names) or _literals(path) in saved_literals:
                     continue
                 report("SD1001", n, "`torch.load`")
             elif isinstance(n.func, ast.Name) and n.func.id in wrappers:

@@ -182,9 +182,9 @@ class SourceFile:
         for name in self.classes:
             for b in self._base_chain(name):
                 tail = b.rsplit(".", 1)[-1]
-                if (b in MODULE_BASES or b.startswith("torch.nn.") and tail[:1].isupper()
+                if (b in MODULE_BASES or (b.startswith("torch.nn.") and tail[:1].isupper())
                         or tail in ("Module", "LightningModule") or b.endswith(".modules.module.Module")
-                        or b.startswith(".") and tail == "Module"):
+                        or (b.startswith(".") and tail == "Module")):
                     result.add(name)
                     break
         return result

@@ -77,14 +77,26 @@ SCALAR_ANN = ("int", "float", "bool", "str", "Optional[int]", "Optional[float]",
 Report = Callable[[str, ast.AST, str], None]
 
 
+def _callee_text(call: ast.AST) -> str:
+    func = call.func if isinstance(call, ast.Call) else call
+    if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
+        return "." + func.attr  # x.detach().cpu() -> .cpu
+    return _short(func)
+
+
+def _short(node: ast.AST, limit: int = 40) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def join(a: Place | None, b: Place | None) -> Place | None:
     if a == b:
         return a
     if a is None or b is None:
         return None
-    if a.kind == "scalar" and not a.container or a == EMPTY:
+    if (a.kind == "scalar" and not a.container) or a == EMPTY:
         return b if b.kind != "scalar" or a == EMPTY else a
-    if b.kind == "scalar" and not b.container or b == EMPTY:
+    if (b.kind == "scalar" and not b.container) or b == EMPTY:
         return a if a.kind != "scalar" or b == EMPTY else b
     if a.kind == b.kind == "cpu":
         return a
@@ -128,7 +140,7 @@ def _tensor_params(src: SourceFile, fn: ast.FunctionDef, is_forward: bool) -> di
                 used_as_tensor.add(node.value.id)
         elif isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Tuple) and any(
-                    isinstance(x, ast.Slice) or isinstance(x, ast.Constant) and x.value in (None, ...)
+                    isinstance(x, ast.Slice) or (isinstance(x, ast.Constant) and x.value in (None, ...))
                     for x in node.slice.elts):
                 used_as_tensor.add(node.value.id)  # x[:, 0], x[..., None]: an array
         elif isinstance(node, ast.Assign) and not is_forward:
@@ -150,9 +162,9 @@ def _tensor_params(src: SourceFile, fn: ast.FunctionDef, is_forward: bool) -> di
         d = defaults.get(a.arg)
         if ann in TENSOR_ANN:
             result[a.arg] = DEV
-        elif ann in SCALAR_ANN or isinstance(d, ast.Constant) and d.value is not None:
+        elif ann in SCALAR_ANN or (isinstance(d, ast.Constant) and d.value is not None):
             result[a.arg] = SCALAR
-        elif a.arg in used_as_tensor or is_forward and not ann and (d is None or isinstance(d, ast.Constant)):
+        elif a.arg in used_as_tensor or (is_forward and not ann and (d is None or isinstance(d, ast.Constant))):
             result[a.arg] = DEV
         else:
             result[a.arg] = None
@@ -288,11 +300,11 @@ class Evaluator:
         if x.origin is None:
             return
         if x.how == "factory":
-            self.report("SD401", x.origin, "")
+            self.report("SD401", x.origin, f"`{_callee_text(x.origin)}(...)`")
         elif x.how == "transfer":
-            self.report("SD501", x.origin, "")
+            self.report("SD501", x.origin, f"`{_callee_text(x.origin)}()`")
 
-    def expr(self, e: ast.AST | None) -> Place | None:  # noqa: C901 - one dispatch
+    def expr(self, e: ast.AST | None) -> Place | None:
         if e is None:
             return None
         if isinstance(e, ast.Constant):
@@ -320,7 +332,8 @@ class Evaluator:
             if (base is not None and base.kind == "cpu" and not base.container
                     and idx is not None and idx.kind == "dev" and not idx.container):
                 if base.how == "factory" and base.origin is not None:
-                    self.report("SD901", e, "")
+                    self.report("SD901", e, f"`{_short(e.value)}` comes from "
+                                f"`{_callee_text(base.origin)}(...)` on line {base.origin.lineno}")
                 return None
             return element(base)
         if isinstance(e, ast.BinOp):
@@ -398,7 +411,7 @@ class Evaluator:
             return None
         return DEV
 
-    def call(self, c: ast.Call) -> Place | None:  # noqa: C901 - one dispatch
+    def call(self, c: ast.Call) -> Place | None:
         q = self.src.qual(c.func) or ""
         args = [self.expr(a) for a in c.args]
         kws = {k.arg: self.expr(k.value) for k in c.keywords}
@@ -425,7 +438,7 @@ class Evaluator:
         if callee is not None and callee.model:
             for a in args:
                 if a is not None and a.kind == "cpu" and a.how == "factory" and not a.container:
-                    self.report("SD302", c, "")
+                    self.report("SD302", c, f"`{_short(c.args[args.index(a)])}` into `{_short(c.func)}`")
             return DEV
         name = tail.lower()
         if name.startswith(SKIP_CALLEES):
@@ -466,7 +479,7 @@ class Evaluator:
                 return SCALAR
         if tail in ("zeros", "ones", "empty", "full", "rand", "randn") and not c.args:
             size = kwarg(c, "size")
-            if size is None or isinstance(size, ast.Tuple | ast.List) and not size.elts:
+            if size is None or (isinstance(size, ast.Tuple | ast.List) and not size.elts):
                 return SCALAR
         return Place("cpu", c, "factory")
 
