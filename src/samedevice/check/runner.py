@@ -102,8 +102,9 @@ def _size(f: Path) -> int:
         return 0
 
 
-def progress_printer(stream=sys.stderr) -> Callable[[int, int], None] | None:
+def progress_printer(stream=None) -> Callable[[int, int], None] | None:
     """A one-line counter on a terminal (nothing when stderr is not one)."""
+    stream = stream or sys.stderr
     if not stream.isatty():
         return None
 

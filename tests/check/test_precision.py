@@ -1,0 +1,36 @@
+"""Precision on code nobody here wrote: PyTorch's own ``torch/nn`` and ``torch/optim``.
+
+Every finding there must be reviewed and listed in ``REVIEWED`` with what it is (a real bug or
+a documented limit); the goal is at most one per 10,000 lines. When issue 14 closed the run
+found nothing in 158 files / 62,000 lines (torch 2.13.0).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from samedevice.check import runner
+
+# "relative/path.py:line CODE" -> why it is right to report it
+REVIEWED: dict[str, str] = {}
+
+
+def _torch_dir() -> Path:
+    spec = importlib.util.find_spec("torch")  # located, not imported: the checker needs no torch
+    if spec is None or not spec.origin:
+        pytest.skip("torch is not installed")
+    return Path(spec.origin).parent
+
+
+def test_torch_nn_and_optim(capsys):
+    root = _torch_dir()
+    files = runner.collect([str(root / "nn"), str(root / "optim")], [])
+    findings, lines = runner.check_files(files, None, jobs=2)
+    got = {f"{Path(f.path).relative_to(root).as_posix()}:{f.line} {f.code}" for f in findings}
+    with capsys.disabled():
+        print(f"\ntorch/nn + torch/optim: {len(files)} files, {lines} lines, {len(findings)} findings")
+    assert got == set(REVIEWED)
+    assert len(findings) <= max(1, lines // 10_000)
