@@ -20,6 +20,7 @@ CASES_INDEX = "cases/index.md"
 FAMILIES_INDEX = "families/index.md"
 MESSAGES_INDEX = "messages/index.md"
 VERIFICATION = "verification.md"
+RULES = "rules.md"  # samedevice check's rules: site/rules_page.py
 
 # Index pages repeat titles and message words of many cases; a pasted error must find the case
 # page itself first, so these rank at half weight (Material's per-page search boost).
@@ -249,9 +250,15 @@ def verification_page(data: SiteData) -> str:
     return "\n".join(body) + "\n"
 
 
+def _rules_page(data: SiteData) -> str:
+    from .rules_page import rules_page  # it builds on this module's helpers
+
+    return rules_page(data)
+
+
 def page_uris() -> list[str]:
     """Where the generated pages live, known before their content is."""
-    return [CASES_INDEX, FAMILIES_INDEX, MESSAGES_INDEX, VERIFICATION,
+    return [CASES_INDEX, FAMILIES_INDEX, MESSAGES_INDEX, VERIFICATION, RULES,
             *(family_uri(f) for f in FAMILY_IDS), *(template_uri(t) for t in TEMPLATE_IDS)]
 
 
@@ -268,6 +275,7 @@ def virtual_pages(data: SiteData, messages_page: str | None) -> dict[str, str]:
         FAMILIES_INDEX: families_index_page(data),
         MESSAGES_INDEX: messages_page,
         VERIFICATION: verification_page(data),
+        RULES: _rules_page(data),
     }
     for fid in FAMILY_IDS:
         pages[family_uri(fid)] = family_page(data, fid)
