@@ -21,10 +21,10 @@ def _is_factory(src: SourceFile, node: ast.AST) -> bool:
     tail = q.rsplit(".", 1)[-1]
     if not (q.startswith("torch.") and q.count(".") == 1 and tail in FACTORIES):
         return False
-    if any(k.arg == "device" for k in node.keywords):
+    if any(k.arg == "device" or k.arg is None for k in node.keywords):
         return False
-    if tail in ("tensor", "as_tensor"):
-        return bool(node.args)
+    if tail in ("tensor", "as_tensor"):  # a list, not a scalar: 0-dim tensors meet any device
+        return bool(node.args) and isinstance(node.args[0], ast.List | ast.Tuple | ast.ListComp)
     return True
 
 
@@ -77,7 +77,16 @@ def _reads(cls: ast.ClassDef, attr: str) -> ast.AST | None:
 
 
 def _device_aware(cls: ast.ClassDef, attr: str) -> bool:
-    """The class checks or follows the attribute's device itself (``self.x.device``, ``.to``)."""
+    """The class checks or follows the attribute's device itself (``self.x.device``, ``.to``),
+    or replaces the whole attribute in another method (it manages the value itself)."""
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name != "__init__":
+            for node in ast.walk(item):
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                           and t.value.id == "self" for t in targets):
+                        return True
     for node in ast.walk(cls):
         if isinstance(node, ast.Attribute) and node.attr in ("device", "to", "cuda"):
             inner = node.value

@@ -389,6 +389,13 @@ def _callee(src: SourceFile, call: ast.Call, instances: dict[str, str], cls: str
     return None
 
 
+def _is_cpu_device(src: SourceFile, node: ast.AST) -> bool:
+    if (const_str(node) or "").startswith("cpu"):
+        return True
+    return (isinstance(node, ast.Call) and (src.qual(node.func) or "").endswith("torch.device")
+            and bool(node.args) and (const_str(node.args[0]) or "").startswith("cpu"))
+
+
 def check_generators(src: SourceFile, report: Report) -> None:
     if "Generator" not in src.text:
         return
@@ -430,8 +437,8 @@ def check_generators(src: SourceFile, report: Report) -> None:
                     work.append(fn)
     for sc, names in gens.items():
         body = sc.body  # type: ignore[attr-defined]
-        maybe_cpu = {t.id for s in flat(body) if isinstance(s, ast.Assign)
-                     and (const_str(s.value) or "").startswith("cpu") for t in s.targets if isinstance(t, ast.Name)}
+        maybe_cpu = {t.id for s in flat(body) if isinstance(s, ast.Assign) and _is_cpu_device(src, s.value)
+                     for t in s.targets if isinstance(t, ast.Name)}
         for s in flat(body):
             for call in _own_calls(s):
                 q = src.qual(call.func) or ""

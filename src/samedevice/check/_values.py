@@ -11,6 +11,7 @@ every path: an unknown operand never produces a finding.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,7 +68,9 @@ MIXED_OK = frozenset({
     "torch.manual_seed", "torch.no_grad", "torch.Generator", "torch.broadcast_shapes",
     "torch._assert", "torch.testing.assert_close", "torch.equal", "torch.allclose",
     "torch.set_grad_enabled", "torch.autograd.grad", "torch.autograd.backward",
+    "torch.histogram", "torch.histogramdd",  # CPU-only ops
 })
+_BUILTINS = frozenset(dir(builtins))
 SKIP_CALLEES = ("assert", "check", "print", "log", "warn", "_assert", "expect")
 TENSOR_ANN = ("Tensor", "torch.Tensor", "Optional[Tensor]", "Tensor | None", "torch.Tensor | None",
               "Optional[torch.Tensor]", "FloatTensor", "LongTensor", "BoolTensor")
@@ -427,9 +430,13 @@ class Evaluator:
             return self._method(c, args, kws)
         if isinstance(c.func, ast.Name) and c.func.id in SCALAR_BUILTINS:
             return SCALAR
+        if isinstance(c.func, ast.Name) and c.func.id in _BUILTINS and c.func.id not in self.env:
+            return None  # setattr(x, name, t), max(...), sum(...): not a tensor op
         if q.startswith("torch."):
-            if q in MIXED_OK or q.startswith(("torch.cuda.", "torch.jit.", "torch.distributed.")):
-                return None
+            if q in MIXED_OK or q.startswith(("torch.cuda.", "torch.jit.", "torch.distributed.",
+                                              "torch.ops.")) or any(
+                    part.startswith("_") for part in q.split(".")):
+                return None  # internal ops take host metadata (sizes, offsets) on purpose
             places = [element(p) if p is not None and p.container else p
                       for p in [*args, *kws.values()]]
             return self._combine(places)
@@ -465,8 +472,8 @@ class Evaluator:
 
     def _factory(self, c: ast.Call, tail: str) -> Place | None:
         d = kwarg(c, "device")
-        if kwarg(c, "out") is not None:
-            return None
+        if kwarg(c, "out") is not None or any(k.arg is None for k in c.keywords):
+            return None  # out= or **factory_kwargs: the device may be in there
         if d is not None:
             return self._device_place(d)
         if tail in ("tensor", "as_tensor"):
