@@ -204,6 +204,10 @@ def check_batch_moves(src: SourceFile, report: Report) -> None:
         if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
                 and node.iter.func.id == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             target = target.elts[1]
+        elif isinstance(node.iter, ast.Call) and (
+                isinstance(node.iter.func, ast.Name) and node.iter.func.id == "zip"
+                or isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr == "items"):
+            continue  # pairs of two collections (zip, dict.items()), not members of one batch
         names = {n.id for n in _target_names(target)}
         if len(names) < 2:
             continue
