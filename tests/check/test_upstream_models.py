@@ -18,8 +18,20 @@ from samedevice.check import runner
 PACKAGES = {"torchvision": "0.29.2", "timm": "1.0.31", "transformers": "5.23.0"}
 TREES = ("torchvision", "timm", "transformers/models")
 
-# "package/relative/path.py:line CODE" -> the review
-REVIEWED: dict[str, str] = {}
+_SAM = ("real, the segment-anything bug of case SD-0009: NMS categories `torch.zeros(n)` made on "
+        "the CPU next to boxes and scores from the model; torchvision's per-class NMS path "
+        "indexes them with device indices")
+# "package/relative/path.py:line CODE" -> the review (issue 14: 5 findings in 1,234,354 lines)
+REVIEWED: dict[str, str] = {
+    "transformers/models/sam/image_processing_sam.py:721 SD401": _SAM,
+    "transformers/models/sam/image_processing_pil_sam.py:750 SD401": _SAM,
+    "transformers/models/sam2/image_processing_sam2.py:325 SD401": _SAM,
+    "transformers/models/sam3/image_processing_sam3.py:328 SD401": _SAM,
+    "transformers/models/nemotron3_5_transcribe/processing_nemotron3_5_transcribe.py:210 SD401": (
+        "real: `torch.linspace` positions (CPU) build `fraction`, which multiplies "
+        "`probabilities[...]`, a tensor argument that is on the accelerator when the model's "
+        "output is passed straight in"),
+}
 
 
 @pytest.fixture(scope="module")

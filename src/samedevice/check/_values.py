@@ -80,6 +80,10 @@ SCALAR_ANN = ("int", "float", "bool", "str", "Optional[int]", "Optional[float]",
 Report = Callable[[str, ast.AST, str], None]
 
 
+def _zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
+
+
 def _callee_text(call: ast.AST) -> str:
     func = call.func if isinstance(call, ast.Call) else call
     if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
@@ -484,6 +488,8 @@ class Evaluator:
             first = c.args[0]
             if isinstance(first, ast.Tuple | ast.List) and not first.elts:
                 return SCALAR
+            if _zero(first) or isinstance(first, ast.Tuple | ast.List) and any(_zero(x) for x in first.elts):
+                return SCALAR  # an empty placeholder (torch.empty([0])): nothing to compute with
         if tail in ("zeros", "ones", "empty", "full", "rand", "randn") and not c.args:
             size = kwarg(c, "size")
             if size is None or (isinstance(size, ast.Tuple | ast.List) and not size.elts):
@@ -554,7 +560,9 @@ class Evaluator:
                 if a is not None and not a.container:
                     out = self.meet(out, a, c) if out is not None else None
             return out
-        if name in ("type_as", "copy_", "view_as", "expand_as", "reshape_as"):
+        if name == "type_as":  # the other tensor's type, device included (torch.cuda.FloatTensor)
+            return element(args[0]) if args else None
+        if name in ("copy_", "view_as", "expand_as", "reshape_as"):
             return recv
         return Place(recv.kind, recv.origin, recv.how) if recv.kind != "dev" else DEV
 
