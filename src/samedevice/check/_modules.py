@@ -219,9 +219,7 @@ def _helper_state(src: SourceFile, report: Report) -> None:
                 and s.value.func.attr in ("to", "cuda") and isinstance(s.value.func.value, ast.Name):
             moved.add(s.value.func.value.id)
     targets = instances & moved
-    for fn in ast.walk(src.tree):
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
+    for fn in src.function_nodes:
         _loads_without_move(fn.body, targets, report)
 
 

@@ -162,6 +162,11 @@ def check_attach_after_move(src: SourceFile, report: Report) -> None:
 # -- SD301 ---------------------------------------------------------------------------------------
 
 
+def _statements(src: SourceFile) -> Iterator[ast.stmt]:
+    for body in scopes(src):
+        yield from flat(body)
+
+
 def _paths(body: list[ast.stmt]) -> list[list[ast.stmt]]:
     paths: list[list[ast.stmt]] = [[]]
     for s in body:
@@ -197,7 +202,7 @@ def check_batch_moves(src: SourceFile, report: Report) -> None:
     reported: set[int] = set()
     if ".to(" not in src.text and ".cuda(" not in src.text:
         return
-    for node in src.nodes(src.tree):
+    for node in _statements(src):
         if not isinstance(node, ast.For | ast.AsyncFor):
             continue
         target = node.target
@@ -205,8 +210,8 @@ def check_batch_moves(src: SourceFile, report: Report) -> None:
                 and node.iter.func.id == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             target = target.elts[1]
         elif isinstance(node.iter, ast.Call) and (
-                isinstance(node.iter.func, ast.Name) and node.iter.func.id == "zip"
-                or isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr == "items"):
+                (isinstance(node.iter.func, ast.Name) and node.iter.func.id == "zip")
+                or (isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr == "items")):
             continue  # pairs of two collections (zip, dict.items()), not members of one batch
         names = {n.id for n in _target_names(target)}
         if len(names) < 2:
@@ -466,7 +471,7 @@ def _literals(node: ast.AST) -> tuple[str, ...]:
 
 
 def check_load_map_location(src: SourceFile, report: Report) -> None:
-    if "load(" not in src.text and "load_checkpoint" not in src.text:
+    if "torch.load" not in src.text and "map_location" not in src.text:
         return
     wrappers = set()
     for name, fn in src.functions.items():
@@ -479,7 +484,7 @@ def check_load_map_location(src: SourceFile, report: Report) -> None:
                 if isinstance(ml, ast.Name) and ml.id == "map_location":
                     wrappers.add(name)
     saved: list[ast.AST] = []
-    for n in src.nodes(src.tree):
+    for n in ast.walk(src.tree) if "save(" in src.text else ():
         if isinstance(n, ast.Call) and (src.qual(n.func) or "") == "torch.save" and len(n.args) >= 2:
             saved.append(n.args[1])
     saved_literals = {_literals(p) for p in saved if _literals(p)}

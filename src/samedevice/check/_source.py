@@ -81,50 +81,56 @@ class SourceFile:
         self.functions: dict[str, ast.FunctionDef] = {}
         for node in tree.body:
             self._imports(node)
-        for node in self.nodes(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom) and node not in tree.body:
+        for node in self._import_nodes:
+            if node not in tree.body:
                 self._imports(node)
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 self._add_class(node)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.functions[node.name] = node  # type: ignore[assignment]
-        for node in self.nodes(tree):  # nested classes (tests define modules inside functions)
-            if isinstance(node, ast.ClassDef) and node.name not in self.classes:
+        for node in self._classes:  # nested classes (tests define modules inside functions)
+            if node.name not in self.classes:
                 self._add_class(node)
 
     def nodes(self, node: ast.AST) -> list[ast.AST]:
         """``ast.walk(node)`` as a list, computed once per node (the rules walk the same
         functions many times; this is most of the checker's speed)."""
-        span = self._spans.get(id(node))
-        if span is not None:
-            return self._preorder[span[0]:span[1]]
-        return list(ast.walk(node))
+        found = self._walked.get(id(node))
+        if found is None:
+            found = self._walked[id(node)] = list(ast.walk(node))
+        return found
 
     def _index(self) -> None:
-        """One depth-first pass: the whole tree in pre-order, and each function's and class's
-        slice of it."""
-        out: list[ast.AST] = []
-        spans: dict[int, tuple[int, int]] = {}
-        stack: list[tuple[ast.AST, int]] = [(self.tree, -1)]
-        fields = ast.iter_child_nodes
+        """One pass over the *statements* (not the expressions, which are most of a tree):
+        imports, classes and functions wherever they are."""
+        self._walked: dict[int, list[ast.AST]] = {}
+        self._functions: list[ast.FunctionDef] = []
+        self._classes: list[ast.ClassDef] = []
+        self._import_nodes: list[ast.stmt] = []
+        stack: list[ast.stmt] = list(reversed(self.tree.body))
         while stack:
-            node, start = stack.pop()
-            if start >= 0:  # every child of `node` is out
-                spans[id(node)] = (start, len(out))
-                continue
-            start = len(out)
-            out.append(node)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
-                stack.append((node, start))
-            stack.extend((c, -1) for c in reversed(list(fields(node))))
-        self._preorder = out
-        self._spans = spans
+            st = stack.pop()
+            if isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._functions.append(st)  # type: ignore[arg-type]
+            elif isinstance(st, ast.ClassDef):
+                self._classes.append(st)
+            elif isinstance(st, ast.Import | ast.ImportFrom):
+                self._import_nodes.append(st)
+            inner: list[ast.stmt] = []
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(st, name, None)
+                if isinstance(block, list):
+                    inner += block
+            for h in getattr(st, "handlers", None) or []:
+                inner += h.body
+            for case in getattr(st, "cases", None) or []:
+                inner += case.body
+            stack.extend(reversed(inner))
 
     @cached_property
     def function_nodes(self) -> list[ast.FunctionDef]:
-        return [n for n in self.nodes(self.tree)
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]  # type: ignore[misc]
+        return self._functions
 
     def _add_class(self, node: ast.ClassDef) -> None:
         info = ClassInfo(node, [self.qual(b) or "" for b in node.bases])

@@ -488,7 +488,7 @@ class Evaluator:
             first = c.args[0]
             if isinstance(first, ast.Tuple | ast.List) and not first.elts:
                 return SCALAR
-            if _zero(first) or isinstance(first, ast.Tuple | ast.List) and any(_zero(x) for x in first.elts):
+            if _zero(first) or (isinstance(first, ast.Tuple | ast.List) and any(_zero(x) for x in first.elts)):
                 return SCALAR  # an empty placeholder (torch.empty([0])): nothing to compute with
         if tail in ("zeros", "ones", "empty", "full", "rand", "randn") and not c.args:
             size = kwarg(c, "size")
