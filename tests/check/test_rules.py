@@ -169,6 +169,55 @@ CLEAN = {
             model.load_state_dict(torch.load(path, map_location=device))
             return model.to(device)
         """,
+    "builtins are not tensor ops (torch/_export/db/examples/tensor_setattr.py)": """
+        class M(nn.Module):
+            def forward(self, x, attr):
+                setattr(x, attr, torch.randn(3, 2))
+                return x + 4
+        """,
+    "type_as moves to the other tensor's device (transformers wav2vec2 rotary)": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("inv_freq", torch.ones(4))
+            def forward(self, x):
+                t = torch.arange(x.shape[1]).type_as(self.inv_freq)
+                return t[:, None] * self.inv_freq
+        """,
+    "an empty placeholder argument (transformers wavlm)": """
+        import torch.nn.functional as F
+        class M(nn.Module):
+            def forward(self, q, k, v):
+                return F.multi_head_attention_forward(q, k, v, 4, 2, torch.empty([0]))
+        """,
+    "device hidden in **factory_kwargs (torch/_refs)": """
+        def linspace(start, steps, device=None, dtype=None):
+            factory_kwargs = {"device": device}
+            out = torch.empty((steps,), dtype=dtype, **factory_kwargs)
+            return torch.add(out, start)
+        """,
+    "pairs from zip are not one batch (timm ModelEmaV2)": """
+        def update(self, model, update_fn):
+            for ema_v, model_v in zip(self.module.state_dict().values(), model.state_dict().values()):
+                model_v = model_v.to(device=self.device)
+                ema_v.copy_(update_fn(ema_v, model_v))
+        """,
+    "a cache the class replaces itself (torch/_export/db/examples/model_attr_mutation.py)": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attr_list = [torch.randn(3, 2)]
+            def forward(self, x):
+                self.attr_list = [torch.zeros(3, 2, device=x.device)]
+                return x + self.attr_list[0]
+        """,
+    "a generator on a torch.device('cpu') (torch/quasirandom.py)": """
+        def scramble(seed):
+            g = torch.Generator()
+            g.manual_seed(seed)
+            cpu = torch.device("cpu")
+            return torch.randint(2, (3, 4), device=cpu, generator=g)
+        """,
     "load of a file this program saved": """
         def roundtrip(model, device):
             torch.save(model.state_dict(), "ckpt.pt")
