@@ -38,6 +38,27 @@ FLAGGED = {
             def forward(self, x):
                 return sum(h(x) for h in self.heads)
         """, [(7, "SD202")]),
+    "modules appended to a plain list": ("""
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = []
+                for _ in range(2):
+                    self.blocks.append(nn.Linear(4, 4))
+            def forward(self, x):
+                return self.blocks[0](x)
+        """, [(7, "SD202")]),
+    "default state built on the CPU when the caller passes none": ("""
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(8, 4)
+            def forward(self, x, states=None):
+                if states is None:
+                    h = torch.zeros(1, x.size(1), 4)
+                    states = (h, h)
+                return self.lstm(x, states)
+        """, [(10, "SD401")]),
     "head replaced after the move": ("""
         model = nn.Sequential(nn.Linear(4, 4))
         model.to("cuda")
@@ -217,6 +238,12 @@ CLEAN = {
             g.manual_seed(seed)
             cpu = torch.device("cpu")
             return torch.randint(2, (3, 4), device=cpu, generator=g)
+        """,
+    "lengths kept on the CPU for pack_padded_sequence": """
+        model = nn.LSTM(8, 4).to("cuda")
+        x = torch.randn(5, 3, 8, device="cuda")
+        lengths = torch.tensor([5, 4, 2])
+        out = model(x, lengths)
         """,
     "load of a file this program saved": """
         def roundtrip(model, device):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ._source import SourceFile, const_str
+from ._source import SourceFile, const_str, self_attr
 from ._values import FACTORIES
 
 Report = Callable[[str, ast.AST, str], None]
@@ -121,6 +121,7 @@ class _InitWalker:
         self.locals: dict[str, bool] = {}
         self.tensors: list[tuple[str, ast.AST]] = []
         self.modules: list[tuple[str, ast.AST]] = []
+        self.empty: dict[str, ast.AST] = {}  # self.<name> = [] / {} not yet filled
 
     def run(self, body: list[ast.stmt], registered: set[str]) -> set[str]:
         for s in body:
@@ -137,6 +138,13 @@ class _InitWalker:
             inner = list(getattr(s, "body", []))
             return self.run(inner, registered)
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            f = s.value.func
+            if (isinstance(f, ast.Attribute) and f.attr in ("append", "insert") and s.value.args
+                    and isinstance(s.value.args[-1], ast.Call) and src.is_stateful_ctor(s.value.args[-1])):
+                attr = self_attr(f.value)
+                if attr in self.empty and attr not in registered:
+                    self.modules.append((attr, self.empty.pop(attr)))  # self.blocks.append(Block())
+                return registered
             q = src.qual(s.value.func) or ""
             if q.endswith(("register_buffer", "register_parameter", "add_module", "register_module")) \
                     and s.value.args:
@@ -158,6 +166,9 @@ class _InitWalker:
                         self.tensors.append((t.attr, t))
                     elif _modules_value(src, s.value):
                         self.modules.append((t.attr, t))
+                    elif isinstance(s.value, ast.List | ast.Dict) and not getattr(
+                            s.value, "elts", getattr(s.value, "keys", None)):
+                        self.empty[t.attr] = t  # filled below, perhaps with modules
         return registered
 
 

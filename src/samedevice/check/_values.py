@@ -80,6 +80,28 @@ SCALAR_ANN = ("int", "float", "bool", "str", "Optional[int]", "Optional[float]",
 Report = Callable[[str, ast.AST, str], None]
 
 
+def _none_test(s: ast.If) -> str | None:
+    """``if name is None:`` -> ``name``."""
+    t = s.test
+    if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and len(t.ops) == 1
+            and isinstance(t.ops[0], ast.Is) and isinstance(t.comparators[0], ast.Constant)
+            and t.comparators[0].value is None):
+        return t.left.id
+    return None
+
+
+def optional_params(fn: ast.FunctionDef) -> set[str]:
+    args = fn.args
+    out = set()
+    for a, d in zip(reversed([*args.posonlyargs, *args.args]), reversed(args.defaults), strict=False):
+        if isinstance(d, ast.Constant) and d.value is None:
+            out.add(a.arg)
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if isinstance(d, ast.Constant) and d.value is None:
+            out.add(a.arg)
+    return out
+
+
 def _zero(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
 
@@ -187,6 +209,7 @@ class Evaluator:
         self.report = report
         self.env: dict[str, Place | None] = dict(params)
         self.registered = registered  # self.<name> that are parameters / buffers / submodules
+        self.optional: set[str] = set()  # parameters whose default is None
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -201,6 +224,7 @@ class Evaluator:
             self.env = dict(start)
             self.run(body)
             ends.append(self.env)
+        self._last_branch_ends = ends
         merged: dict[str, Place | None] = {}
         for key in set().union(*ends):
             value = ends[0].get(key, start.get(key))
@@ -229,7 +253,14 @@ class Evaluator:
                 self.expr(s.value)
         elif isinstance(s, ast.If):
             self.expr(s.test)
-            self._branch(s.body, s.orelse)
+            defaulted = _none_test(s)
+            if defaulted is not None and defaulted in self.optional and not s.orelse:
+                # `if state is None: state = torch.zeros(...)`: the path without the argument
+                # is always possible (the caller omits it), so follow that path
+                self._branch(s.body, [])
+                self.env[defaulted] = self._last_branch_ends[0].get(defaulted)
+            else:
+                self._branch(s.body, s.orelse)
         elif isinstance(s, ast.For | ast.AsyncFor):
             it = self.expr(s.iter)
             self.bind_loop(s.target, s.iter, it)
@@ -447,9 +478,11 @@ class Evaluator:
         # a call of a moved model with a CPU-created tensor: model and data apart
         callee = self.expr(c.func) if isinstance(c.func, ast.Name) else None
         if callee is not None and callee.model:
-            for a in args:
-                if a is not None and a.kind == "cpu" and a.how == "factory" and not a.container:
-                    self.report("SD302", c, f"`{_short(c.args[args.index(a)])}` into `{_short(c.func)}`")
+            # the model's input (its first argument): other arguments may be host data on
+            # purpose, like the lengths pack_padded_sequence wants on the CPU
+            a = args[0] if args else None
+            if a is not None and a.kind == "cpu" and a.how == "factory" and not a.container:
+                self.report("SD302", c, f"`{_short(c.args[0])}` into `{_short(c.func)}`")
             return DEV
         name = tail.lower()
         if name.startswith(SKIP_CALLEES):
@@ -509,6 +542,16 @@ class Evaluator:
                     EMPTY if joined == EMPTY else None)
             return SCALAR
         recv = self.expr(recv_node)
+        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and name in self.registered:
+            # a submodule's forward (self.lstm(x, (h0, c0))): its tensor arguments, tuples
+            # included, meet its parameters
+            flat = [element(p) for p in args if p is not None]
+            if any(p is not None and p.kind == "dev" for p in flat):
+                for p in flat:
+                    if p is not None and p.kind == "cpu" and p.how == "factory":
+                        self._report_cpu(p)
+                        break
+            return DEV
         if isinstance(recv_node, ast.Attribute) and isinstance(recv_node.value, ast.Name) \
                 and recv_node.value.id == "self" and recv_node.attr in self.registered:
             recv = DEV
@@ -632,4 +675,5 @@ def check_values(src: SourceFile, report: Report) -> None:
             registered_cache[cls] = registered_attrs(src, cls) if is_module else set()
         params = _tensor_params(src, node, is_forward=is_module and node.name == "forward")  # type: ignore[arg-type]
         ev = Evaluator(src, report, params, registered_cache.get(cls, set()) if cls else set())
+        ev.optional = optional_params(node)  # type: ignore[arg-type]
         ev.run(node.body)
