@@ -163,6 +163,9 @@ def _tensor_params(src: SourceFile, fn: ast.FunctionDef, is_forward: bool) -> di
     used_as_tensor: set[str] = set()
     names = {a.arg for a in params}
     moves_inputs = False
+    start, end = fn.lineno - 1, fn.end_lineno or fn.lineno
+    text = "\n".join(src.lines[start:end])
+    follow_moves = not is_forward and (".to(" in text or ".cuda(" in text)
     for node in src.nodes(fn):  # one pass: evidence of tensors, and inputs moved here
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.attr in _TENSOR_USES:
@@ -172,10 +175,10 @@ def _tensor_params(src: SourceFile, fn: ast.FunctionDef, is_forward: bool) -> di
                     isinstance(x, ast.Slice) or (isinstance(x, ast.Constant) and x.value in (None, ...))
                     for x in node.slice.elts):
                 used_as_tensor.add(node.value.id)  # x[:, 0], x[..., None]: an array
-        elif isinstance(node, ast.Assign) and not is_forward:
+        elif isinstance(node, ast.Assign) and follow_moves:
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.value)):
                 names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.Call) and not is_forward and isinstance(node.func, ast.Attribute) \
+        elif isinstance(node, ast.Call) and follow_moves and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id in names:
             moves_inputs = True  # the inputs were on the CPU: a preprocessing helper
