@@ -20,6 +20,8 @@ def test_rules_page_has_a_section_per_rule_with_its_cases():
         for slug in rule.cases:
             assert f"(cases/{slug}.ipynb)" in page
     assert generated.RULES in generated.page_uris()
+    family = generated.virtual_pages(data, None)[generated.family_uri("F2")]
+    assert "- [SD201 `plain-tensor-attribute`](../../rules.md#sd201): " in family
     assert "Check your code: rules.md" in (ROOT / "mkdocs.yml").read_text()
 
 

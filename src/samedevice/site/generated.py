@@ -174,7 +174,21 @@ def family_page(data: SiteData, family_id: str) -> str:
     else:
         body.append("No case in this family yet. "
                     f"[Add one]({rel(uri, 'add-a-case.md')}).")
+    body += _family_rules(family_id, uri)
     return "\n".join(body) + "\n"
+
+
+def _family_rules(family_id: str, uri: str) -> list[str]:
+    """The ``samedevice check`` rules of the family, linked to their sections of the Rules page."""
+    from samedevice.check.registry import RULES as CHECK_RULES
+
+    rules = [r for r in CHECK_RULES if r.family == family_id]
+    if not rules:
+        return []
+    return ["", "## Find it before it runs", "",
+            "`samedevice check` finds this family's statically visible forms in your source:", "",
+            *(f"- [{r.code} `{r.name}`]({rel(uri, RULES)}#{r.code.lower()}): {cell(r.summary)}"
+              for r in rules)]
 
 
 def template_page(data: SiteData, template_id: str) -> str:
