@@ -239,6 +239,17 @@ CLEAN = {
             cpu = torch.device("cpu")
             return torch.randint(2, (3, 4), device=cpu, generator=g)
         """,
+    "a plain list turned into a ModuleList at the end (transformers LeViT)": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = []
+                for _ in range(2):
+                    self.layers.append(nn.Linear(4, 4))
+                self.layers = nn.ModuleList(self.layers)
+            def forward(self, x):
+                return self.layers[0](x)
+        """,
     "lengths kept on the CPU for pack_padded_sequence": """
         model = nn.LSTM(8, 4).to("cuda")
         x = torch.randn(5, 3, 8, device="cuda")

@@ -21,12 +21,16 @@ TREES = ("torchvision", "timm", "transformers/models")
 _SAM = ("real, the segment-anything bug of case SD-0009: NMS categories `torch.zeros(n)` made on "
         "the CPU next to boxes and scores from the model; torchvision's per-class NMS path "
         "indexes them with device indices")
-# "package/relative/path.py:line CODE" -> the review (issue 14: 5 findings in 1,234,354 lines)
+# "package/relative/path.py:line CODE" -> the review (issue 14: 6 findings in 1,232,354 lines)
 REVIEWED: dict[str, str] = {
     "transformers/models/sam/image_processing_sam.py:721 SD401": _SAM,
     "transformers/models/sam/image_processing_pil_sam.py:750 SD401": _SAM,
     "transformers/models/sam2/image_processing_sam2.py:325 SD401": _SAM,
     "transformers/models/sam3/image_processing_sam3.py:328 SD401": _SAM,
+    "transformers/models/oneformer/modeling_oneformer.py:2301 SD202": (
+        "real, latent: OneFormerTransformerModule keeps its input projections in a plain list; "
+        "when in_features != hidden_dim or config.enforce_input_proj they are nn.Conv2d layers "
+        "that .to(), .parameters() and state_dict() never see (else empty nn.Sequential())"),
     "transformers/models/nemotron3_5_transcribe/processing_nemotron3_5_transcribe.py:210 SD401": (
         "real: `torch.linspace` positions (CPU) build `fraction`, which multiplies "
         "`probabilities[...]`, a tensor argument that is on the accelerator when the model's "

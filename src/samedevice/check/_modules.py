@@ -158,6 +158,11 @@ class _InitWalker:
                 if isinstance(t, ast.Name):
                     self.locals[t.id] = _tensor_value(src, s.value, self.locals)
                 elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    # a later assignment replaces the earlier value: `self.layers = []`, appends,
+                    # then `self.layers = nn.ModuleList(self.layers)` (transformers LeViT)
+                    self.tensors = [c for c in self.tensors if c[0] != t.attr]
+                    self.modules = [c for c in self.modules if c[0] != t.attr]
+                    self.empty.pop(t.attr, None)
                     if t.attr in registered:
                         continue
                     if isinstance(s.value, ast.Call) and (src.qual(s.value.func) or "").endswith("Parameter"):
