@@ -155,3 +155,11 @@ def test_command_line_entry_point(project):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     assert r.stdout.startswith("pkg/model.py:7:20: SD401 ")
+
+
+def test_family_prefixes_do_not_overlap():
+    from samedevice.check.registry import expand_selector
+
+    assert expand_selector("SD1") == {"SD101"}
+    assert expand_selector("SD10") == {"SD1001"}
+    assert expand_selector("sd9") == {"SD901", "SD902"}

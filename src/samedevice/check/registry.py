@@ -417,9 +417,9 @@ def expand_selector(selector: str) -> set[str]:
 
 
 def _family_prefix_ok(code: str, sel: str) -> bool:
-    # SD1 must not pick SD1001 (F10): a one-digit family prefix is followed by exactly 2 digits
-    if len(sel) == 3 and sel != "SD1":
-        return True
+    """``SD1`` is F1 (``SD1xx``), not F10 (``SD10xx``); ``SD10`` is F10, not ``SD101``."""
     if sel == "SD1":
         return len(code) == 5
+    if sel == "SD10":
+        return len(code) == 6
     return True
