@@ -59,6 +59,19 @@ FLAGGED = {
                     states = (h, h)
                 return self.lstm(x, states)
         """, [(10, "SD401")]),
+    "model never moved, its helper sends the input to cuda": ("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def prepare(self, x):
+                return x.to("cuda")
+            def infer(self, x):
+                return self.fc(self.prepare(x))
+        net = Net()
+        net.eval()
+        out = net.infer(torch.rand(2, 4))
+        """, [(14, "SD303")]),
     "head replaced after the move": ("""
         model = nn.Sequential(nn.Linear(4, 4))
         model.to("cuda")
@@ -249,6 +262,16 @@ CLEAN = {
                 self.layers = nn.ModuleList(self.layers)
             def forward(self, x):
                 return self.layers[0](x)
+        """,
+    "model moved where its helper sends the input": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def infer(self, x):
+                return self.fc(x.to("cuda"))
+        net = Net().to("cuda").eval()
+        out = net.infer(torch.rand(2, 4))
         """,
     "lengths kept on the CPU for pack_padded_sequence": """
         model = nn.LSTM(8, 4).to("cuda")

@@ -512,3 +512,75 @@ def _names_device(nodes: list[ast.AST]) -> bool:
         if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.value, ast.Name) and n.value.id == "self":
             return True
     return False
+
+
+# -- SD303 ---------------------------------------------------------------------------------------
+
+
+def _fixed_accelerator(src: SourceFile, fn: ast.FunctionDef) -> ast.Call | None:
+    """A call in ``fn`` that sends a tensor (not the module) to a literal accelerator:
+    ``image.to("cuda")``, ``x.to(DEVICE)`` with ``DEVICE = "cuda"``, ``batch.cuda()``."""
+    consts = {t.id for s in flat(fn.body) if isinstance(s, ast.Assign)
+              and (const_str(s.value) or "").startswith(("cuda", "mps", "xpu"))
+              for t in s.targets if isinstance(t, ast.Name)}
+    for node in src.nodes(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if root_name(node.func.value) in ("self", None):
+            continue
+        if node.func.attr == "cuda":
+            return node
+        if node.func.attr == "to" and node.args:
+            a = node.args[0]
+            if (const_str(a) or "").startswith(("cuda", "mps", "xpu")) or (isinstance(a, ast.Name) and a.id in consts):
+                return node
+    return None
+
+
+def check_model_never_moved(src: SourceFile, report: Report) -> None:
+    if ".to(" not in src.text and ".cuda(" not in src.text:
+        return
+    moving: dict[str, set[str]] = {}  # class -> methods that send their tensors to an accelerator
+    for name in src.module_classes:
+        info = src.classes[name]
+        found = {m for m, fn in info.methods.items() if _fixed_accelerator(src, fn) is not None}
+        changed = True
+        while changed:  # a method calling self.<moving method> moves too
+            changed = False
+            for m, fn in info.methods.items():
+                if m in found:
+                    continue
+                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in found
+                       and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                       for n in src.nodes(fn)):
+                    found.add(m)
+                    changed = True
+        if found:
+            moving[name] = found
+    if not moving:
+        return
+    instances: dict[str, str] = {}
+    moved: set[str] = set()
+    for s in flat(src.tree.body):
+        m = _moved_name(src, s)
+        if m:
+            moved.add(m)
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and not m:
+            v = s.value
+            while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("eval", "train"):
+                v = v.func.value
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in moving:
+                instances[s.targets[0].id] = v.func.id
+        for call in _own_calls(s):
+            f = call.func
+            if isinstance(f, ast.Name) and f.id in instances:
+                obj, method = f.id, "forward"
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in instances:
+                obj, method = f.value.id, f.attr
+            else:
+                continue
+            if obj in moved or (isinstance(call, ast.Call) and any(
+                    isinstance(a, ast.Name) and a.id == obj for a in call.args)):
+                continue
+            if method in moving[instances[obj]]:
+                report("SD303", call, f"`{obj}` (`{instances[obj]}.{method}` sends its input to a fixed device)")

@@ -34,6 +34,7 @@ _CHECKS = (
     _modules.check_classes,
     _order.check_attach_after_move,
     _order.check_batch_moves,
+    _order.check_model_never_moved,
     _order.check_optimizer_order,
     _order.check_dataparallel,
     _order.check_generators,

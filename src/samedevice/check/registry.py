@@ -168,6 +168,31 @@ RULES: tuple[Rule, ...] = (
         limits="The model and the input must both be visible in one function or at module level.",
     ),
     Rule(
+        code="SD303",
+        name="model-never-moved",
+        family="F3",
+        summary="a model whose methods send their input to a fixed accelerator is itself never moved",
+        why=(
+            "A helper method of the model moves the input to a device it names itself "
+            "(`image.to(\"cuda\")`), while the script that builds the model never moves the "
+            "model: the weights stay on the CPU and the first layer gets an accelerator input."
+        ),
+        example=(
+            "model = DepthAnythingV2()  # infer_image() does image.to(\"cuda\")\n"
+            "model.eval()\n"
+            "depth = model.infer_image(raw_img)\n"
+        ),
+        instead=(
+            "model = DepthAnythingV2().to(\"cuda\").eval()  # where infer_image() sends the image\n"
+            "depth = model.infer_image(raw_img)\n"
+        ),
+        cases=("depth-anything-v2-model-not-moved",),
+        limits=(
+            "The model class and the script that uses it must be in one file; a model passed "
+            "to another function (which may move it) is not followed."
+        ),
+    ),
+    Rule(
         code="SD401",
         name="factory-without-device",
         family="F4",
