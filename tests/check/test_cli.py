@@ -163,3 +163,13 @@ def test_family_prefixes_do_not_overlap():
     assert expand_selector("SD1") == {"SD101"}
     assert expand_selector("SD10") == {"SD1001"}
     assert expand_selector("sd9") == {"SD901", "SD902"}
+
+
+def test_never_imports_torch(project):
+    code = ("import sys\nfrom samedevice.cli import main\n"
+            "rc = main(['check', 'pkg'])\n"
+            "assert 'torch' not in sys.modules, 'samedevice check imported torch'\n"
+            "raise SystemExit(rc)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1, r.stderr
