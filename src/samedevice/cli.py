@@ -19,6 +19,7 @@ COMMANDS = {
     "run": ("samedevice.sim.cli", "run a Python script on the simulated accelerator"),
     "snippet": ("samedevice.verify.cli_snippet", "print or write a case's broken or fixed program"),
     "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
+    "check": ("samedevice.check.cli", "find device bugs in source files without running them"),
 }
 
 

@@ -99,6 +99,23 @@ def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookN
     return [_md(listing), _code(f"%run {rel}", *tags)]
 
 
+def _check_cells(case: Case) -> list[NotebookNode]:
+    """``samedevice check`` on the broken program, where one of its rules covers the case
+    (the rule registry names the cases each rule comes from)."""
+    from samedevice.check.registry import RULES
+
+    codes = [r.code for r in RULES if case.slug in r.cases]
+    if not codes:
+        return []
+    rel = f"snippets/{case.slug}/broken.py"
+    text = (f"Before anything runs, `samedevice check` finds it in the source "
+            f"(rule{'s' * (len(codes) > 1)} {', '.join(codes)}; "
+            f"`samedevice check {rel}` on the command line):")
+    code = ("import samedevice.check\n"
+            f"samedevice.check.run(\"../{rel}\", display={rel!r})")
+    return [_md(text), _code(code)]
+
+
 def build_cells(case: Case) -> list[NotebookNode]:
     fam = families()[case.family]
     err = case.error
@@ -148,6 +165,7 @@ def build_cells(case: Case) -> list[NotebookNode]:
         find += ("\n\nBelow, `broken` holds the objects the failing program above left behind "
                  "(`broken.model` is its `model`).")
     cells.append(_md(find))
+    cells += _check_cells(case)
     if case.find_code and case.find_raises:
         # nbclient accepts a raises-exception cell that raises nothing: check it did
         cells.append(_hidden("_sd_testing.forget_last_error()"))

@@ -20,6 +20,7 @@ CASES_INDEX = "cases/index.md"
 FAMILIES_INDEX = "families/index.md"
 MESSAGES_INDEX = "messages/index.md"
 VERIFICATION = "verification.md"
+RULES = "rules.md"  # samedevice check's rules: site/rules_page.py
 
 # Index pages repeat titles and message words of many cases; a pasted error must find the case
 # page itself first, so these rank at half weight (Material's per-page search boost).
@@ -175,7 +176,21 @@ def family_page(data: SiteData, family_id: str) -> str:
     else:
         body.append("No case in this family yet. "
                     f"[Add one]({rel(uri, 'add-a-case.md')}).")
+    body += _family_rules(family_id, uri)
     return "\n".join(body) + "\n"
+
+
+def _family_rules(family_id: str, uri: str) -> list[str]:
+    """The ``samedevice check`` rules of the family, linked to their sections of the Rules page."""
+    from samedevice.check.registry import RULES as CHECK_RULES
+
+    rules = [r for r in CHECK_RULES if r.family == family_id]
+    if not rules:
+        return []
+    return ["", "## Find it before it runs", "",
+            "`samedevice check` finds this family's statically visible forms in your source:", "",
+            *(f"- [{r.code} `{r.name}`]({rel(uri, RULES)}#{r.code.lower()}): {cell(r.summary)}"
+              for r in rules)]
 
 
 def template_page(data: SiteData, template_id: str) -> str:
@@ -286,9 +301,15 @@ def verification_page(data: SiteData) -> str:
     return "\n".join(body) + "\n"
 
 
+def _rules_page(data: SiteData) -> str:
+    from .rules_page import rules_page  # it builds on this module's helpers
+
+    return rules_page(data)
+
+
 def page_uris() -> list[str]:
     """Where the generated pages live, known before their content is."""
-    return [CASES_INDEX, FAMILIES_INDEX, MESSAGES_INDEX, VERIFICATION,
+    return [CASES_INDEX, FAMILIES_INDEX, MESSAGES_INDEX, VERIFICATION, RULES,
             *(family_uri(f) for f in FAMILY_IDS), *(template_uri(t) for t in TEMPLATE_IDS)]
 
 
@@ -305,6 +326,7 @@ def virtual_pages(data: SiteData, messages_page: str | None) -> dict[str, str]:
         FAMILIES_INDEX: families_index_page(data),
         MESSAGES_INDEX: messages_page,
         VERIFICATION: verification_page(data),
+        RULES: _rules_page(data),
     }
     for fid in FAMILY_IDS:
         pages[family_uri(fid)] = family_page(data, fid)

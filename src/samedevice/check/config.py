@@ -1,0 +1,76 @@
+"""``[tool.samedevice]`` in the nearest ``pyproject.toml``: ``select``, ``ignore``, ``exclude``."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .registry import BY_CODE, expand_selector
+
+
+class ConfigError(ValueError):
+    """A bad ``[tool.samedevice]`` table or option; the message names the file and the key."""
+
+
+@dataclass
+class Config:
+    select: set[str] = field(default_factory=lambda: set(BY_CODE))
+    exclude: list[str] = field(default_factory=list)
+    source: Path | None = None
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for folder in (start if start.is_dir() else start.parent, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _codes(values: object, where: str) -> set[str]:
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ConfigError(f"{where} must be a list of rule codes")
+    out: set[str] = set()
+    for v in values:
+        try:
+            out |= expand_selector(v)
+        except ValueError as e:
+            raise ConfigError(f"{where}: {e}") from None
+    return out
+
+
+def load(start: Path, select: list[str] | None = None, ignore: list[str] | None = None) -> Config:
+    """The configuration for paths under ``start``; command-line lists win over the file."""
+    cfg = Config()
+    path = find_pyproject(start)
+    table: dict = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: invalid TOML ({e})") from None
+        table = data.get("tool", {}).get("samedevice", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.samedevice] must be a table")
+        unknown = set(table) - {"select", "ignore", "exclude"}
+        if unknown:
+            raise ConfigError(f"{path}: unknown key(s) in [tool.samedevice]: {', '.join(sorted(unknown))}")
+        cfg.source = path
+    where = f"{path}: [tool.samedevice]" if path else "option"
+    if select:
+        cfg.select = _codes(select, "--select")
+    elif "select" in table:
+        cfg.select = _codes(table["select"], f"{where} select")
+    ignored = _codes(table["ignore"], f"{where} ignore") if "ignore" in table else set()
+    if ignore:
+        ignored |= _codes(ignore, "--ignore")
+    cfg.select -= ignored
+    excl = table.get("exclude", [])
+    if not isinstance(excl, list) or not all(isinstance(e, str) for e in excl):
+        raise ConfigError(f"{where} exclude must be a list of glob patterns")
+    cfg.exclude = list(excl)
+    return cfg
