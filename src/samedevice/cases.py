@@ -104,6 +104,8 @@ class Case:
     # what users were doing when they hit it, in the dev set's vocabulary
     # (benchmarks/devset/reports.jsonl "situation"); read by benchmarks/coverage.py
     situations: tuple[str, ...]
+    # The `samedevice check` rules that must flag broken.py (and nothing else may flag it).
+    check_rules: tuple[str, ...]
     root: Path = field(repr=False)
 
     @property
@@ -190,6 +192,7 @@ class Case:
             },
             "library_frames": list(self.library_frames),
             "situations": list(self.situations),
+            "check": list(self.check_rules),
             "page": self.page_url,
             "verified": self.records(),
             "upstream_releases": self.upstream_record(),
@@ -339,6 +342,11 @@ def parse_case(path: Path, root: Path) -> Case:
     for sit in situations:
         if not (isinstance(sit, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", sit)):
             raise CaseError(f"{path}: situations must be lowercase-hyphenated labels, not {sit!r}")
+    check_rules = data.get("check", [])
+    if not isinstance(check_rules, list) or not all(
+        isinstance(c, str) and re.fullmatch(r"SD\d{3,4}", c) for c in check_rules
+    ):
+        raise CaseError(f"{path}: check must be a list of rule codes like \"SD201\", not {check_rules!r}")
     page = _require(path, data, "page", dict)
     for section in PAGE_SECTIONS:
         _require(path, page, section)
@@ -362,6 +370,7 @@ def parse_case(path: Path, root: Path) -> Case:
         find_raises=bool(page.get("find_raises", False)),
         library_frames=tuple(data.get("library_frames", ())),
         situations=situations,
+        check_rules=tuple(check_rules),
         root=root,
     )
 

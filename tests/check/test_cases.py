@@ -1,6 +1,6 @@
-"""Every case: ``broken.py`` gets exactly the rules that name the case in the registry, and
-``fixed.py`` gets nothing. A new case whose broken program a rule flags must be named in that
-rule's ``cases`` (the registry is the one list); one that no rule sees stays clean."""
+"""Every case: ``broken.py`` gets exactly the rules its case file names (``check = [...]``), and
+``fixed.py`` gets nothing. A new case whose broken program a rule flags names the rule in its
+own file; one that no rule sees stays clean."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from samedevice.cases import load_cases
 from samedevice.check import BY_CODE, RULES, check_source
 
 CASES = load_cases()
-EXPECTED = {slug: {r.code for r in RULES if slug in r.cases} for slug in {c.slug for c in CASES}}
+EXPECTED = {c.slug: set(c.check_rules) for c in CASES}
 
 
 def _codes(path) -> set[str]:
@@ -27,12 +27,16 @@ def test_fixed_is_clean(case):
     assert _codes(case.fixed_path) == set()
 
 
-def test_registry_names_only_existing_cases_of_the_rule_family():
-    by_slug = {c.slug: c for c in CASES}
-    for rule in RULES:
-        for slug in rule.cases:
-            assert slug in by_slug, f"{rule.code} names unknown case {slug}"
-            assert by_slug[slug].family == rule.family, f"{rule.code} ({rule.family}) names {slug}"
+def test_cases_name_existing_rules_of_their_own_family():
+    for case in CASES:
+        for code in case.check_rules:
+            assert code in BY_CODE, f"{case.slug} names unknown rule {code}"
+            assert BY_CODE[code].family == case.family, f"{case.slug} ({case.family}) names {code}"
+
+
+def test_every_rule_comes_from_a_case():
+    named = {code for c in CASES for code in c.check_rules}
+    assert {r.code for r in RULES} <= named
 
 
 def test_codes_are_grouped_by_family():

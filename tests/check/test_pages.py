@@ -1,4 +1,5 @@
-"""The site's Rules page and the case pages' "Find it in your code" come from the registry."""
+"""The site's Rules page and the case pages' "Find it in your code" come from the registry
+and from the rules each case file names."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ def test_rules_page_has_a_section_per_rule_with_its_cases():
     for rule in RULES:
         assert f"## {rule.code} `{rule.name}` {{ #{rule.code.lower()} }}" in page
         assert rule.example.strip().splitlines()[0] in page
-        for slug in rule.cases:
-            assert f"(cases/{slug}.ipynb)" in page
+        for case in load_cases():
+            if rule.code in case.check_rules:
+                assert f"(cases/{case.slug}.ipynb)" in page
     assert generated.RULES in generated.page_uris()
     family = generated.virtual_pages(data, None)[generated.family_uri("F2")]
     assert "- [SD201 `plain-tensor-attribute`](../../rules.md#sd201): " in family
@@ -32,5 +34,5 @@ def test_case_page_runs_the_checker_where_a_rule_covers_it():
     sources = [c.source for c in build_cells(covered)]
     assert ('import samedevice.check\nsamedevice.check.run("../snippets/lightly-dino-loss-center/'
             "broken.py\", display='snippets/lightly-dino-loss-center/broken.py')\n") in sources
-    uncovered = next(c for c in load_cases() if not any(c.slug in r.cases for r in RULES))
+    uncovered = next(c for c in load_cases() if not c.check_rules)
     assert not any("samedevice.check" in c.source for c in build_cells(uncovered))

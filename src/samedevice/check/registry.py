@@ -3,10 +3,10 @@
 Codes are grouped by family: ``SD`` + the family number + a two-digit index, so F1's rules are
 ``SD101``, ``SD102``…, F2's ``SD201``…, and F10's ``SD1001``. A code never changes meaning.
 
-Each entry is the single source of its documentation (the generated *Rules* page of the site)
-and of the cases it comes from: ``cases`` lists the slugs whose ``broken.py`` the rule must
-flag; ``tests/check`` requires exactly these findings on every case's ``broken.py`` and none on
-any ``fixed.py``, so a new case either names its rule here or stays unflagged.
+Each entry is the single source of its documentation (the generated *Rules* page of the site).
+Which cases a rule comes from is a fact of each case, kept in its own file: ``check = ["SD201"]``
+in ``cases/<slug>.toml``. ``tests/check`` requires exactly those findings on every case's
+``broken.py`` and none on any ``fixed.py``; the Rules page lists each rule's cases from them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ class Rule:
     why: str  # why it is a bug
     example: str  # code the rule flags
     instead: str  # what to write instead
-    cases: tuple[str, ...] = ()
     limits: str = ""  # what it cannot see (documented limits)
 
 
@@ -50,7 +49,6 @@ RULES: tuple[Rule, ...] = (
             "model.out_head = nn.Linear(768, 2)\n"
             "model.to(device)  # after the last structural change\n"
         ),
-        cases=("llms-from-scratch-out-head", "diffusers-lora-layers-after-unet-move"),
         limits=(
             "It follows one function (or the module level) in order: a move in one function "
             "and the replacement in another are not connected, and layers created by library "
@@ -87,7 +85,6 @@ RULES: tuple[Rule, ...] = (
             "    def forward(self, x):\n"
             "        return x - self.center\n"
         ),
-        cases=("lightly-dino-loss-center", "yolov5-detect-grid-plain-list"),
         limits=(
             "Only attributes assigned in `__init__` and read by another method of the same "
             "class are checked; a class (or a base class in the same file) that overrides "
@@ -112,7 +109,6 @@ RULES: tuple[Rule, ...] = (
         instead=(
             "self.metrics = nn.ModuleDict({\"train_acc\": BinaryAccuracy()})\n"
         ),
-        cases=("lightning-torchmetrics-metrics-in-plain-dict",),
         limits="Only containers built in `__init__` and used by another method are checked.",
     ),
     Rule(
@@ -138,7 +134,6 @@ RULES: tuple[Rule, ...] = (
             "    target = target.to(device)\n"
             "    loss = criterion(model(images), target)\n"
         ),
-        cases=("recognize-anything-image-tag", "pytorch-examples-imagenet-target-not-moved"),
         limits=(
             "Only loops that unpack the batch into names are followed, and only calls of "
             "modules and torch functions count as a meeting (not `print` or a logger)."
@@ -164,7 +159,6 @@ RULES: tuple[Rule, ...] = (
             "x = torch.rand(1, 28, 28).to(device)\n"
             "pred = model(x)\n"
         ),
-        cases=("pytorch-tutorials-quickstart-input-not-moved",),
         limits="The model and the input must both be visible in one function or at module level.",
     ),
     Rule(
@@ -186,7 +180,6 @@ RULES: tuple[Rule, ...] = (
             "model = DepthAnythingV2().to(\"cuda\").eval()  # where infer_image() sends the image\n"
             "depth = model.infer_image(raw_img)\n"
         ),
-        cases=("depth-anything-v2-model-not-moved",),
         limits=(
             "The model class and the script that uses it must be in one file; a model passed "
             "to another function (which may move it) is not followed."
@@ -214,11 +207,6 @@ RULES: tuple[Rule, ...] = (
             "    j = torch.arange(self.m, device=v.device)  # or torch.zeros_like / v.new_zeros\n"
             "    return v[..., None] * j\n"
         ),
-        cases=(
-            "transformers-idefics3-bucketize-boundaries",
-            "segment-anything-batched-nms-cpu-categories",
-            "rff-positional-encoding-arange-cpu",
-        ),
         limits=(
             "0-dim results (`torch.tensor(2.0)`) are never flagged: PyTorch lets a CPU scalar "
             "tensor meet an accelerator tensor. A value returned by another function is not "
@@ -237,7 +225,6 @@ RULES: tuple[Rule, ...] = (
         ),
         example="diff = weight - torch.einsum(\"ij,jk->ik\", a, b).detach().cpu()\n",
         instead="diff = (weight - torch.einsum(\"ij,jk->ik\", a, b)).detach().cpu()\n",
-        cases=("lycoris-extract-diff-detach-cpu",),
         limits=(
             "The other operand must be visibly on the device: a parameter (`.weight`, "
             "`.bias`), a moved tensor or one created with `device=`, or a tensor argument. "
@@ -267,7 +254,6 @@ RULES: tuple[Rule, ...] = (
             "def on_validation_start(self):\n"
             "    self.acc_metric.reset()\n"
         ),
-        cases=("py4cast-metric-recreated-in-validation-hook-ddp",),
         limits="Only hooks named `on_*` of `nn.Module` / LightningModule classes are checked.",
     ),
     Rule(
@@ -292,7 +278,6 @@ RULES: tuple[Rule, ...] = (
             "optimizer = torch.optim.AdamW(model.parameters())\n"
             "optimizer.load_state_dict(torch.load(\"optimizer.pt\", map_location=device))\n"
         ),
-        cases=("transformers-trainer-optimizer-loaded-before-model-move",),
         limits="The optimizer, the load and the move must be in one function or at module level.",
     ),
     Rule(
@@ -317,7 +302,6 @@ RULES: tuple[Rule, ...] = (
             "    ema.load_state_dict(EMAModel.from_pretrained(input_dir).state_dict())\n"
             "    ema.to(device)\n"
         ),
-        cases=("diffusers-ema-restored-shadow-params-cpu",),
         limits=(
             "The helper class must be defined in the same file, with a `load_state_dict` that "
             "assigns attributes without moving them."
@@ -341,7 +325,6 @@ RULES: tuple[Rule, ...] = (
             "model = net.to(\"cuda:1\")\n"
             "model = nn.DataParallel(model, device_ids=[\"cuda:1\"])\n"
         ),
-        cases=("clean-fid-dataparallel-model-on-cuda-1",),
         limits="The device must be a literal (or a name bound to one) with an index other than 0.",
     ),
     Rule(
@@ -362,7 +345,6 @@ RULES: tuple[Rule, ...] = (
             "layer = torch.ones(len(b), device=mask.device) * i\n"
             "layer = layer[mask]\n"
         ),
-        cases=("yolov7-ota-loss-cpu-tensor-cuda-mask-index",),
         limits="Indexing an accelerator tensor with CPU indices is allowed and never flagged.",
     ),
     Rule(
@@ -383,7 +365,6 @@ RULES: tuple[Rule, ...] = (
             "generator = torch.Generator().manual_seed(0)\n"
             "noise = torch.randn(shape, generator=generator).to(device)  # draw on the CPU, then move\n"
         ),
-        cases=("diffusers-ltx-decode-noise-cpu-generator",),
         limits=(
             "The generator must be created without a device in the same file; it is followed "
             "through calls of functions and classes defined there."
@@ -411,7 +392,6 @@ RULES: tuple[Rule, ...] = (
             "    model.load_state_dict(torch.load(checkpoint, map_location=self.device))\n"
             "    return model.to(self.device)\n"
         ),
-        cases=("mmdeploy-load-checkpoint-no-map-location-cpu-only",),
         limits=(
             "Only loads in a function that names a device (`device`, `self.device`, `.to(…)`) "
             "are flagged, and not files the same program saved with `torch.save`; a wrapper "

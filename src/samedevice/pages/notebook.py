@@ -101,10 +101,8 @@ def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookN
 
 def _check_cells(case: Case) -> list[NotebookNode]:
     """``samedevice check`` on the broken program, where one of its rules covers the case
-    (the rule registry names the cases each rule comes from)."""
-    from samedevice.check.registry import RULES
-
-    codes = [r.code for r in RULES if case.slug in r.cases]
+    (the case file names the rules that flag it: ``check = [...]``)."""
+    codes = list(case.check_rules)
     if not codes:
         return []
     rel = f"snippets/{case.slug}/broken.py"

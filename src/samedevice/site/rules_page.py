@@ -86,7 +86,7 @@ def rules_page(data: SiteData) -> str:
         ]
         if r.limits:
             body += ["**Limits.** " + r.limits, ""]
-        known = [cases[s] for s in r.cases if s in cases]
+        known = [c for c in cases.values() if r.code in c.check_rules]
         if known:
             body += ["**Cases it comes from:** " + ", ".join(
                 f"[{c.id} {cell(c.title)}]({rel(RULES_PAGE, case_uri(c))})" for c in known) + ".", ""]
