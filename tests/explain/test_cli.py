@@ -48,11 +48,15 @@ def test_json_shape(tmp_path):
     assert (data["op"], data["argument"], data["devices"]) == ("addmm", "mat1", ["cpu", "cuda:0"])
     scores = [r["score"] for r in data["ranking"]]
     assert scores == sorted(scores, reverse=True) and [r["family"] for r in data["ranking"]] == data["families"]
-    weights = [max(e["families"].values()) for e in data["evidence"][:-1]]
+    weights = [max(e["families"].values()) for e in data["evidence"]]
     assert weights == sorted(weights, reverse=True)
-    assert data["evidence"][-1]["rule"] == "template-prior"
+    # the catalogue order is a tie-break, never shown as evidence
+    assert "template-prior" not in {e["rule"] for e in data["evidence"]}
+    assert data["thin"] is False and data["next"] == data["next_step"]
     for e in data["evidence"]:
-        assert set(e) >= {"rule", "where", "families", "match", "line", "why"}
+        assert set(e) >= {"rule", "where", "families", "match", "line", "why", "family"}
+        # each piece of evidence is listed under exactly the one family it supports
+        assert [r["family"] for r in data["ranking"] if e["rule"] in r["evidence"]] == [e["family"]]
     frame = next(e for e in data["evidence"] if e["rule"] == "case-library-frame")
     assert (frame["case"], frame["match"], frame["line"]) == ("llms-from-scratch-out-head", "gpt_class_finetune.py", 3)
     kinds = [p["kind"] for p in data["pages"]]
@@ -156,3 +160,36 @@ def test_ten_megabyte_paste(tmp_path):
     r = run_cli("--json", str(f))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cases"][0] == "llms-from-scratch-out-head"
+
+
+def test_thin_paste_says_so_and_gives_the_deciding_step():
+    """A bare T1 message: no evidence, no pretended finding, and the step that tells families apart."""
+    text = b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    data = json.loads(run_cli("--json", stdin=text).stdout)
+    assert data["evidence"] == [] and data["thin"] is True
+    assert "samedevice.locate(" in data["next"] and "inside forward" in data["next"]
+    assert all(r["evidence"] == [] for r in data["ranking"])
+    out = run_cli(stdin=text).stdout.decode()
+    assert "the message alone cannot tell these apart" in out
+    assert "samedevice.locate(" in out.split("Next step\n")[1]
+    assert "Likely causes" not in out
+
+
+def test_traceback_without_its_error_line_asks_for_it():
+    text = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/home/u/proj/train.py", line 12, in <module>\n'
+        b"    out = model(torch.zeros(3))\n"
+    )
+    r = run_cli("--json", stdin=text)
+    data = json.loads(r.stdout)
+    assert data["template"] is None and data["traceback"]["frames"] == 1
+    assert "last line" in data["next"]
+    assert "last line" in run_cli(stdin=text).stdout.decode()
+
+
+def test_t10_variants_are_read_from_the_message():
+    no_gpu = b"RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.\n"
+    other_machine = b"RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1.\n"
+    assert json.loads(run_cli("--json", stdin=no_gpu).stdout)["families"][0] == "F10"
+    assert json.loads(run_cli("--json", stdin=other_machine).stdout)["families"][0] == "F7"
