@@ -17,7 +17,7 @@ import os
 # every import counts (pathlib pulls in urllib and ipaddress).
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Bump when the shape of the knowledge dict changes (the browser data carries it too).
-SCHEMA = 1
+SCHEMA = 2
 PACKAGE = os.path.dirname(HERE)
 
 
