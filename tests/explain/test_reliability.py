@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from explain_adversarial import _NODE, SCRIPT, inputs  # noqa: E402
+from explain_adversarial import _NODE, SCRIPT, inputs
 
 ADVERSARIAL = inputs()
 
