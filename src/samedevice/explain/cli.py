@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from samedevice.explain.cache import knowledge
     from samedevice.explain.engine import explain_text
 
-    result = explain_text(text, knowledge())
+    kb = knowledge()
+    for problem in kb.get("case_problems", []):
+        # once per run, then the answer: a broken case file costs its own page, not the answer
+        print(f"samedevice explain: skipped a malformed case file: {problem}", file=sys.stderr)
+    result = explain_text(text, kb)
     base = _site_url(args.site_url)
 
     def url(rel: str) -> str:

@@ -95,17 +95,23 @@ def family_entries() -> dict[str, dict]:
     }
 
 
-def case_entries(root: Path | None = None) -> list[dict]:
-    """Case metadata explain needs, from the case registry (an empty list outside a checkout)."""
-    from samedevice.cases import CaseError, load_cases, repo_root
+def case_entries(root: Path | None = None, problems: list[str] | None = None) -> list[dict]:
+    """Case metadata explain needs, from the case registry (an empty list outside a checkout).
+
+    A malformed case file is skipped, its problems appended to ``problems``: one bad file must not
+    keep explain from answering (the CLI reports them on stderr)."""
+    from samedevice.cases import CaseError, parse_cases, repo_root
 
     if root is None:
         try:
             root = repo_root()
         except CaseError:
             return []  # an installed package without the checkout: explain still reads messages
+    cases, bad = parse_cases(root)
+    if problems is not None:
+        problems.extend(bad)
     out = []
-    for c in load_cases(root):
+    for c in sorted(cases, key=lambda c: c.id):
         out.append(
             {
                 "slug": c.slug,
@@ -151,7 +157,9 @@ def build(root: Path | None = None, *, with_cases: bool = True) -> dict:
         for tid, t in templates.items()
     }
     kb["families"] = family_entries()
-    cases = case_entries(root) if with_cases else []
+    problems: list[str] = []
+    cases = case_entries(root, problems) if with_cases else []
+    kb["case_problems"] = problems
     for case in cases:
         # a case's signatures are its own documented messages, read by the same parser
         signatures = []
