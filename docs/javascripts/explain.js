@@ -781,8 +781,16 @@
   // ---------------------------------------------------------------------------------------
   // The page and the home-page box. Markup: <div data-samedevice-explain="page"></div> (the
   // "Paste your error" page) or ="box" (a compact form that shows the result inline and links
-  // to the page with ?q=). Everything the user pasted is written with textContent only.
+  // to the page with #q=). Everything the user pasted is written with textContent only.
+  // The paste only ever goes into the URL's fragment (#q=): browsers never send a fragment to
+  // a server, neither in a request nor in the Referer of the next click, and the page sets its
+  // referrer policy to no-referrer on top. A query string (?q=) would be sent with both.
   var MAX_LINK = 4000; // longer pastes are not put into the address bar
+
+  function queryFromHash(hash) {
+    if (!hash || hash.slice(0, 3) !== "#q=") return null;
+    try { return decodeURIComponent(hash.slice(3)); } catch (e) { return null; }
+  }
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -837,6 +845,7 @@
   function link(url, text) {
     var a = el("a", null, text);
     a.href = siteRoot() + url;
+    a.referrerPolicy = "no-referrer";
     return a;
   }
 
@@ -977,12 +986,13 @@
         render(out, res, compact);
         if (compact && text.length <= MAX_LINK) {
           var more = el("p", "sd-explain__more");
-          more.appendChild(link("paste/?q=" + encodeURIComponent(text), "Open the full explanation"));
+          more.appendChild(link("paste/#q=" + encodeURIComponent(text), "Open the full explanation"));
           out.appendChild(more);
         }
         if (!compact && text.length <= MAX_LINK && root.history && root.history.replaceState) {
           var url = new URL(root.location.href);
-          url.searchParams.set("q", text);
+          url.searchParams.delete("q");
+          url.hash = "q=" + encodeURIComponent(text);
           root.history.replaceState(root.history.state, "", url.toString());
         }
         return res;
@@ -993,11 +1003,11 @@
     }
     form.addEventListener("submit", function (ev) { ev.preventDefault(); run(); });
 
-    // ?q= deep link. The page's inline script stashes the query before Material's search
-    // reads the same parameter (and opens its search overlay with it).
+    // #q= deep link (and old ?q= links, which the page's inline script stashes and rewrites to
+    // #q= before Material's search reads the parameter or anything is requested with it).
     if (!compact) {
       var q = root.SAMEDEVICE_EXPLAIN_QUERY;
-      if (q === undefined || q === null) q = new URL(root.location.href).searchParams.get("q");
+      if (q === undefined || q === null) q = queryFromHash(root.location.hash);
       if (q) {
         area.value = q;
         run();
