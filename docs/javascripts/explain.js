@@ -391,7 +391,8 @@
     var template = primary ? primary.template : null;
     var failing = failingFrames(frames, primary, kb);
     kb.rules.forEach(function (rule) {
-      if (rule.templates && rule.templates.length && rule.templates.indexOf(template) < 0) return;
+      // without an error line (a paste cut before its last line) any template may follow
+      if (rule.templates && rule.templates.length && template !== null && rule.templates.indexOf(template) < 0) return;
       if (rule.where === "signature") {
         if (primary !== null && signatureMatches(rule, primary)) fire(scores, evidence, rule, signatureText(primary), primary.line, null, 1.0);
       } else if (rule.where === "source") {

@@ -24,7 +24,8 @@ def collect(primary: dict | None, frames: list[dict], context: str, context_star
     template = primary["template"] if primary else None
     failing = failing_frames(frames, primary, kb)
     for rule in kb["rules"]:
-        if rule.get("templates") and template not in rule["templates"]:
+        # without an error line (a paste cut before its last line) any template may follow
+        if rule.get("templates") and template is not None and template not in rule["templates"]:
             continue
         where = rule["where"]
         if where == "signature":

@@ -13,16 +13,16 @@ def render(result: dict, url: callable, width: int = 100) -> str:
 
     if result["template"] is None:
         out.append("No PyTorch device error recognised in the input.")
+        if result["next"]:
+            out.append("")
+            para(result["next"])
         if result["families"]:
             out.append("")
             out.append("The traceback still points to:")
             _causes(result, out, para)
         if result["cases"]:
             _cases(result, out, url)
-        if result["next"]:
-            out.append("")
-            para(result["next"])
-        elif not result["families"] and not result["cases"]:
+        if not result["next"] and not result["families"] and not result["cases"]:
             para(
                 "explain knows the same-device messages of PyTorch 1.0-2.14 (templates T1-T13); "
                 "paste the whole error, including the last line of the traceback."
