@@ -71,7 +71,7 @@ def test_a_broken_case_file_gets_a_one_line_error(tmp_path: Path):
     bad = tmp_path / "cases" / "bad-case.toml"
     bad.parent.mkdir()
     bad.write_text('id = "SD-9999"\ntitle = "x"\nfamily = "F42"\n')
-    with pytest.raises(CaseError, match=r"bad-case.toml: family 'F42' is not one of"):
+    with pytest.raises(CaseError, match=r"bad-case.toml: family: 'F42' is not valid \(must be one of F1, "):
         parse_case(bad, tmp_path)
     bad.write_text("id = [broken")
     with pytest.raises(CaseError, match=r"bad-case.toml: invalid TOML"):

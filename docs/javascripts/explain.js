@@ -382,16 +382,17 @@
     var scores = {};
     var evidence = [];
     if (primary !== null) {
+      // the catalogue order only breaks ties: background, not evidence (as in evidence.py)
       var prior = kb.scoring.prior;
-      var weights = {};
-      primary.families.forEach(function (family, rank) { weights[family] = rank < prior.length ? prior[rank] : 0.0; });
-      fire(scores, evidence, { id: "template-prior", where: "template", families: weights }, primary.template, primary.line,
-        primary.template + " is most often produced by " + primary.families.slice(0, 3).join(", ") + " (catalogue order)", 1.0);
+      primary.families.forEach(function (family, rank) {
+        if (rank < prior.length) scores[family] = (scores[family] || 0.0) + prior[rank];
+      });
     }
     var template = primary ? primary.template : null;
     var failing = failingFrames(frames, primary, kb);
     kb.rules.forEach(function (rule) {
-      if (rule.templates && rule.templates.length && rule.templates.indexOf(template) < 0) return;
+      // without an error line (a paste cut before its last line) any template may follow
+      if (rule.templates && rule.templates.length && template !== null && rule.templates.indexOf(template) < 0) return;
       if (rule.where === "signature") {
         if (primary !== null && signatureMatches(rule, primary)) fire(scores, evidence, rule, signatureText(primary), primary.line, null, 1.0);
       } else if (rule.where === "source") {
@@ -448,7 +449,8 @@
 
   function sourceRule(rule, frames, failing, scores, evidence, kb) {
     var factor = kb.scoring.source_any_factor;
-    var candidates = failing.slice().reverse().map(function (f) { return [f, 1.0]; });
+    var decay = kb.scoring.source_depth_decay;
+    var candidates = failing.slice().reverse().map(function (f, depth) { return [f, Math.pow(decay, depth)]; });
     if (rule.scope === "any") {
       frames.slice().reverse().forEach(function (f) {
         if (!f.torch && f.source && failing.indexOf(f) < 0) candidates.push([f, factor]);
@@ -538,6 +540,9 @@
       var c = hit[0];
       var generic = search(kb.scoring.generic_fragment, hit[1]);
       var weight = generic ? kb.scoring.case_frame_generic_family : kb.scoring.case_frame_family;
+      var share = c.frame_share[hit[1]];
+      weight *= share === undefined ? 1.0 : share;
+      if (weight <= 0) return;
       scores[c.family] = (scores[c.family] || 0.0) + weight;
       var fam = {};
       fam[c.family] = weight;
@@ -610,18 +615,32 @@
       var pos = ids.indexOf(fid) >= 0 ? ids.indexOf(fid) : ids.length;
       return [-scores[fid], rank, pos];
     }
-    return Object.keys(scores).filter(function (f) { return scores[f] > 0; })
-      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); })
-      .map(function (fid) {
+    var ranked = Object.keys(scores).filter(function (f) { return scores[f] > 0; })
+      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); });
+    assign(evidence, ranked);
+    return ranked.map(function (fid) {
         var fam = kb.families[fid] || { title: fid, page: "families/" + fid.toLowerCase() + "/" };
         return {
           family: fid,
           title: fam.title,
           score: scores[fid],
           page: fam.page,
-          evidence: evidence.filter(function (e) { return (e.families[fid] || 0) > 0; }).map(function (e) { return e.rule; })
+          evidence: evidence.filter(function (e) { return e.family === fid; }).map(function (e) { return e.rule; })
         };
       });
+  }
+
+  // Each piece of evidence supports one family: the one it weighs most (ties: the better ranked).
+  function assign(evidence, order) {
+    evidence.forEach(function (e) {
+      var best = null;
+      Object.keys(e.families).forEach(function (fid) {
+        var w = e.families[fid];
+        var rank = order.indexOf(fid) >= 0 ? order.indexOf(fid) : order.length;
+        if (w > 0 && (best === null || lessThan([-w, rank], best[0]))) best = [[-w, rank], fid];
+      });
+      e.family = best ? best[1] : "";
+    });
   }
 
   function fmt(x) { return String(x); }
@@ -714,9 +733,8 @@
       var vals = Object.keys(e.families).map(function (f) { return e.families[f]; });
       return vals.length ? Math.max.apply(null, vals) : 0.0;
     };
-    var isPrior = function (e) { return e.rule === "template-prior" ? 1 : 0; };
     var ordered = evidence.map(function (e, i) { return [i, e]; }).sort(function (a, b) {
-      return (isPrior(a[1]) - isPrior(b[1])) || (maxWeight(b[1]) - maxWeight(a[1])) || (a[0] - b[0]);
+      return (maxWeight(b[1]) - maxWeight(a[1])) || (a[0] - b[0]);
     }).map(function (x) { return x[1]; });
     var template = primary ? kb.templates[primary.template] : null;
     var pages = cases.slice(0, 3).map(function (c) { return { kind: "case", id: c.id, title: c.title, url: c.page }; });
@@ -724,6 +742,12 @@
     if (template) pages.push({ kind: "template", id: template.id, title: template.title, url: template.page });
     var top = ranking.length ? ranking[0].family : "";
     var failing = frames.filter(function (f) { return !f.torch && f.source; });
+    // honest when thin (engine.py): the next step is what tells the families apart
+    var thin = ordered.length === 0;
+    var nxt;
+    if (!primary) nxt = frames.length ? kb.clean.no_error_next : "";
+    else if (thin) nxt = template.decide;
+    else nxt = kb.next_steps[top] !== undefined ? kb.next_steps[top] : template.next_step;
     var nFail = kb.frames.failing_frames;
     var libs = {};
     frames.forEach(function (f) { if (f.lib) libs[f.lib.split("/")[0]] = true; });
@@ -754,6 +778,8 @@
       ranking: ranking,
       case_ranking: cases,
       pages: pages,
+      thin: thin,
+      next: nxt,
       next_step: kb.next_steps[top] !== undefined ? kb.next_steps[top] : (template ? template.next_step : ""),
       template_next_step: template ? template.next_step : "",
       traceback: {
@@ -772,8 +798,16 @@
   // ---------------------------------------------------------------------------------------
   // The page and the home-page box. Markup: <div data-samedevice-explain="page"></div> (the
   // "Paste your error" page) or ="box" (a compact form that shows the result inline and links
-  // to the page with ?q=). Everything the user pasted is written with textContent only.
+  // to the page with #q=). Everything the user pasted is written with textContent only.
+  // The paste only ever goes into the URL's fragment (#q=): browsers never send a fragment to
+  // a server, neither in a request nor in the Referer of the next click, and the page sets its
+  // referrer policy to no-referrer on top. A query string (?q=) would be sent with both.
   var MAX_LINK = 4000; // longer pastes are not put into the address bar
+
+  function queryFromHash(hash) {
+    if (!hash || hash.slice(0, 3) !== "#q=") return null;
+    try { return decodeURIComponent(hash.slice(3)); } catch (e) { return null; }
+  }
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -828,6 +862,7 @@
   function link(url, text) {
     var a = prose("a", null, text);  // case titles carry `code` spans: shown as code
     a.href = siteRoot() + url;
+    a.referrerPolicy = "no-referrer";
     return a;
   }
 
@@ -837,6 +872,7 @@
       out.appendChild(el("p", "sd-explain__none", "No PyTorch device error recognised. Paste the whole error, including the last line of the traceback."));
       return;
     }
+    if (res.template === null && res.next) out.appendChild(prose("p", "sd-explain__next", res.next));
     var head = el("div", "sd-explain__head");
     if (res.template) {
       var h = el("p", "sd-explain__template");
@@ -857,7 +893,13 @@
     }
     out.appendChild(head);
 
-    out.appendChild(el("p", "sd-explain__label", "Likely causes, best first"));
+    if (res.thin) {
+      out.appendChild(el("p", "sd-explain__label", "Possible causes (the message alone cannot tell these apart)"));
+      out.appendChild(el("p", "sd-explain__thin", "Nothing in the paste beyond the " + res.template +
+        " message points to one of them; they are listed in the order the catalogue finds them most often. The next step below decides."));
+    } else {
+      out.appendChild(el("p", "sd-explain__label", "Likely causes, best first"));
+    }
     var ol = el("ol", "sd-explain__causes");
     res.ranking.slice(0, compact ? 2 : 3).forEach(function (r) {
       var li = el("li");
@@ -867,12 +909,12 @@
       var ul = el("ul");
       var shown = 0;
       res.evidence.forEach(function (e) {
-        if (shown >= (compact ? 1 : 3) || e.rule === "template-prior" || !(e.families[r.family] > 0)) return;
+        if (shown >= (compact ? 1 : 3) || e.family !== r.family) return;
         ul.appendChild(prose("li", null, (e.line ? "line " + e.line + ": " : "") + e.why));
         shown++;
       });
-      if (!shown) ul.appendChild(el("li", null, "no direct evidence in the paste: this family often produces " + (res.template || "such errors")));
-      li.appendChild(ul);
+      if (!shown && !res.thin) ul.appendChild(el("li", null, "nothing in the paste points here; listed because the message is often produced by this family"));
+      if (shown) li.appendChild(ul);
       ol.appendChild(li);
     });
     out.appendChild(ol);
@@ -890,7 +932,7 @@
     }
     if (!compact) {
       out.appendChild(el("p", "sd-explain__label", "Next step"));
-      out.appendChild(prose("p", "sd-explain__next", res.next_step));
+      out.appendChild(prose("p", "sd-explain__next", res.next));
       if (res.errors.length > 1) {
         out.appendChild(el("p", "sd-explain__label", "Other device errors in this paste"));
         var ul2 = el("ul");
@@ -961,12 +1003,13 @@
         render(out, res, compact);
         if (compact && text.length <= MAX_LINK) {
           var more = el("p", "sd-explain__more");
-          more.appendChild(link("paste/?q=" + encodeURIComponent(text), "Open the full explanation"));
+          more.appendChild(link("paste/#q=" + encodeURIComponent(text), "Open the full explanation"));
           out.appendChild(more);
         }
         if (!compact && text.length <= MAX_LINK && root.history && root.history.replaceState) {
           var url = new URL(root.location.href);
-          url.searchParams.set("q", text);
+          url.searchParams.delete("q");
+          url.hash = "q=" + encodeURIComponent(text);
           root.history.replaceState(root.history.state, "", url.toString());
         }
         return res;
@@ -977,11 +1020,11 @@
     }
     form.addEventListener("submit", function (ev) { ev.preventDefault(); run(); });
 
-    // ?q= deep link. The page's inline script stashes the query before Material's search
-    // reads the same parameter (and opens its search overlay with it).
+    // #q= deep link (and old ?q= links, which the page's inline script stashes and rewrites to
+    // #q= before Material's search reads the parameter or anything is requested with it).
     if (!compact) {
       var q = root.SAMEDEVICE_EXPLAIN_QUERY;
-      if (q === undefined || q === null) q = new URL(root.location.href).searchParams.get("q");
+      if (q === undefined || q === null) q = queryFromHash(root.location.hash);
       if (q) {
         area.value = q;
         run();

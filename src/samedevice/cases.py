@@ -278,11 +278,56 @@ def _require(path: Path, table: dict, key: str, kind: type = str):
     return value
 
 
+CASE_SCHEMA = Path(__file__).parent / "data" / "case.schema.json"
+
+
+@cache
+def _validator():
+    # jsonschema is imported here, not at the top: explain's fast path never parses case files
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(CASE_SCHEMA.read_text(encoding="utf-8")))
+
+
+def schema_problems(path: Path, data: dict) -> list[str]:
+    """One line per malformed value of a case file (data/case.schema.json), naming the field."""
+    lines = []
+    errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    for e in errors:
+        where = ".".join(str(p) for p in e.absolute_path)
+        if e.validator == "required":
+            missing = e.message.split("'")[1] if "'" in e.message else e.message
+            where = f"{where}.{missing}" if where else missing
+            lines.append(f"{path}: {where}: missing required field")
+            continue
+        value = e.instance if not isinstance(e.instance, str) or len(e.instance) <= 60 else e.instance[:57] + "..."
+        wanted = e.schema.get("description") or _expected(e)
+        lines.append(f"{path}: {where or '(top level)'}: {value!r} is not valid ({wanted})")
+    return lines
+
+
+def _expected(e) -> str:
+    if e.validator == "type":
+        return f"must be {'an' if str(e.validator_value)[0] in 'aeiou' else 'a'} {e.validator_value}"
+    if e.validator == "enum":
+        return "must be one of " + ", ".join(map(str, e.validator_value))
+    if e.validator == "pattern":
+        return "must match " + e.validator_value
+    if e.validator in ("minimum", "minItems", "minLength"):
+        return f"{e.validator} {e.validator_value}"
+    if e.validator == "oneOf":
+        return "must be an https URL, a {title, url} table or a list of them"
+    return e.message
+
+
 def parse_case(path: Path, root: Path) -> Case:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise CaseError(f"{path}: invalid TOML ({e})") from None
+    problems = schema_problems(path, data)
+    if problems:
+        raise CaseError("\n".join(problems))
     slug = path.stem
     if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug):
         raise CaseError(f"{path}: the file name must be a lowercase-hyphenated slug")
@@ -375,10 +420,23 @@ def parse_case(path: Path, root: Path) -> Case:
     )
 
 
+def parse_cases(root: Path) -> tuple[list[Case], list[str]]:
+    """Every case file that reads, and one line per problem of those that do not."""
+    cases, problems = [], []
+    for p in sorted((root / "cases").glob("*.toml")):
+        try:
+            cases.append(parse_case(p, root))
+        except CaseError as e:
+            problems.extend(str(e).split("\n"))
+    return cases, problems
+
+
 @cache
 def _load(root: Path) -> tuple[Case, ...]:
-    case_dir = root / "cases"
-    cases = [parse_case(p, root) for p in sorted(case_dir.glob("*.toml"))]
+    cases, problems = parse_cases(root)
+    if problems:
+        # every malformed value of every file, one line each (not only the first one found)
+        raise CaseError("\n".join(problems))
     seen: dict[str, str] = {}
     for c in cases:
         if c.id in seen:

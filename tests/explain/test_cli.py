@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -49,11 +50,15 @@ def test_json_shape(tmp_path):
     assert (data["op"], data["argument"], data["devices"]) == ("addmm", "mat1", ["cpu", "cuda:0"])
     scores = [r["score"] for r in data["ranking"]]
     assert scores == sorted(scores, reverse=True) and [r["family"] for r in data["ranking"]] == data["families"]
-    weights = [max(e["families"].values()) for e in data["evidence"][:-1]]
+    weights = [max(e["families"].values()) for e in data["evidence"]]
     assert weights == sorted(weights, reverse=True)
-    assert data["evidence"][-1]["rule"] == "template-prior"
+    # the catalogue order is a tie-break, never shown as evidence
+    assert "template-prior" not in {e["rule"] for e in data["evidence"]}
+    assert data["thin"] is False and data["next"] == data["next_step"]
     for e in data["evidence"]:
-        assert set(e) >= {"rule", "where", "families", "match", "line", "why"}
+        assert set(e) >= {"rule", "where", "families", "match", "line", "why", "family"}
+        # each piece of evidence is listed under exactly the one family it supports
+        assert [r["family"] for r in data["ranking"] if e["rule"] in r["evidence"]] == [e["family"]]
     frame = next(e for e in data["evidence"] if e["rule"] == "case-library-frame")
     assert (frame["case"], frame["match"], frame["line"]) == ("llms-from-scratch-out-head", "gpt_class_finetune.py", 3)
     kinds = [p["kind"] for p in data["pages"]]
@@ -102,9 +107,9 @@ def test_no_device_error_exits_1():
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "the input looks binary (it contains NUL bytes)"),
         (bytes(range(1, 32)) * 20, "the input looks binary (too many control characters)"),
         (b"RuntimeError: caf\xe9 Expected all tensors", "the input is not UTF-8 text (byte 0xe9 at offset 17)"),
-        ("RuntimeError".encode("utf-16"), "the input is UTF-16 text"),
+        (b"\xff\xfeR\x00\x00\xd8", "the input is not UTF-16-LE text"),
     ],
-    ids=["empty", "blank", "binary", "control characters", "latin-1", "utf-16"],
+    ids=["empty", "blank", "binary", "control characters", "latin-1", "broken utf-16"],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, data, message):
     f = tmp_path / "paste.txt"
@@ -157,3 +162,68 @@ def test_ten_megabyte_paste(tmp_path):
     r = run_cli("--json", str(f))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cases"][0] == "llms-from-scratch-out-head"
+
+
+def test_thin_paste_says_so_and_gives_the_deciding_step():
+    """A bare T1 message: no evidence, no pretended finding, and the step that tells families apart."""
+    text = b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    data = json.loads(run_cli("--json", stdin=text).stdout)
+    assert data["evidence"] == [] and data["thin"] is True
+    assert "samedevice.locate(" in data["next"] and "inside forward" in data["next"]
+    assert all(r["evidence"] == [] for r in data["ranking"])
+    out = run_cli(stdin=text).stdout.decode()
+    assert "the message alone cannot tell these apart" in out
+    assert "samedevice.locate(" in out.split("Next step\n")[1]
+    assert "Likely causes" not in out
+
+
+def test_traceback_without_its_error_line_asks_for_it():
+    text = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/home/u/proj/train.py", line 12, in <module>\n'
+        b"    out = model(torch.zeros(3))\n"
+    )
+    r = run_cli("--json", stdin=text)
+    data = json.loads(r.stdout)
+    assert data["template"] is None and data["traceback"]["frames"] == 1
+    assert "last line" in data["next"]
+    assert "last line" in run_cli(stdin=text).stdout.decode()
+
+
+def test_t10_variants_are_read_from_the_message():
+    no_gpu = b"RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.\n"
+    other_machine = b"RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1.\n"
+    assert json.loads(run_cli("--json", stdin=no_gpu).stdout)["families"][0] == "F10"
+    assert json.loads(run_cli("--json", stdin=other_machine).stdout)["families"][0] == "F7"
+
+
+T3_TEXT = "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same\r\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-32-be", "utf-8-sig"])
+def test_text_with_a_byte_order_mark_is_read(tmp_path, encoding):
+    """PowerShell 5.1 writes `2> err.txt` as UTF-16 LE with a BOM; some editors write UTF-32."""
+    data = T3_TEXT.encode(encoding)
+    if encoding.endswith("-be"):
+        data = ("\ufeff" + T3_TEXT).encode(encoding)
+    f = tmp_path / "err.txt"
+    f.write_bytes(data)
+    for r in (run_cli("--json", str(f)), run_cli("--json", stdin=data)):
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["template"] == "T3"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_any_stdout_encoding(encoding, as_json):
+    """Windows redirection (cp1252) or a C locale (ASCII): no UnicodeEncodeError, same answer."""
+    paste = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! \u2192 \u4f60\u597d \U0001F525\n"
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONUTF8": "0"}
+    r = run_cli(*(["--json"] if as_json else []), stdin=paste.encode("utf-8"), env=env)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert b"Traceback" not in r.stderr
+    out = r.stdout.decode(encoding)
+    if as_json:
+        assert json.loads(out)["template"] == "T1"
+    else:
+        assert out.startswith("T1: ")

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, SEED, VECTORS, check
 
 SCRIPT = ROOT / "docs" / "javascripts" / "explain.js"
-DEVSET = ROOT.parent / "shared" / "devset" / "reports.jsonl"
+DEVSETS = (ROOT.parent / "shared" / "devset" / "reports.jsonl", ROOT / "benchmarks" / "devset" / "reports.jsonl")
 
 NODE_RUNNER = r"""
 const fs = require("fs");
@@ -59,8 +59,9 @@ def _fuzz(n: int) -> list[str]:
 
 def _inputs() -> list[str]:
     texts = [v["text"] for v in VECTORS]
-    if DEVSET.is_file():
-        texts += [json.loads(line)["text"] for line in DEVSET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for devset in DEVSETS:  # the old 44 and the whole new dev set (both halves)
+        if devset.is_file():
+            texts += [json.loads(line)["text"] for line in devset.read_text(encoding="utf-8").splitlines() if line.strip()]
     texts += [p.read_text(encoding="utf-8") for p in sorted(SEED.glob("*.txt"))]
     texts += _fuzz(300)
     texts += ["", "   \n ", "a\x00b", "\x01\x02\x03\x04\x05\x06\x07\x0e\x0f\x10\x11\x12 binary", "no device error here"]

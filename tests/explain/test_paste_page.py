@@ -82,7 +82,9 @@ def page(browser, base_url):
     context = browser.new_context()
     pg = context.new_page()
     pg.requests = []
+    pg.sent = []  # (url, referer header, post data) of every request the page made
     pg.on("request", lambda req: pg.requests.append(req.url))
+    pg.on("request", lambda req: pg.sent.append((req.url, req.headers.get("referer", ""), req.post_data or "")))
     pg.errors = []
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     yield pg
@@ -107,14 +109,40 @@ def test_paste_a_traceback(page, base_url):
     assert case.get_attribute("href").endswith("/cases/llms-from-scratch-out-head/")
     assert "`" not in case.inner_text()  # the title's Markdown code span is shown as code
     assert case.locator("code").first.inner_text() == "model.to(device)"
-    assert "q=" in page.url  # the explained paste can be shared
+    assert "#q=" in page.url and "?q=" not in page.url  # shareable, in the fragment only
     assert page.errors == []
     assert all(url.startswith(base_url) for url in page.requests), page.requests
+    # follow a link out of the result: neither that request nor any before carries the paste,
+    # and the paste page is named in no Referer
+    before = len(page.sent)
+    case.click()
+    page.wait_for_url("**/cases/llms-from-scratch-out-head/**")
+    page.wait_for_load_state("networkidle")
+    _assert_paste_never_sent(page, LLMS)
+    nav = [(url, ref) for url, ref, _ in page.sent[before:] if url.endswith("/cases/llms-from-scratch-out-head/")]
+    assert nav == [(base_url + "cases/llms-from-scratch-out-head/", "")]  # no Referer from the paste page
+    assert [url for url, ref, _ in page.sent[before:] if "/paste/" in ref] == []
 
 
-def test_deep_link(page, base_url):
-    page.goto(base_url + "paste/?q=" + urllib.parse.quote(T2))
+def _assert_paste_never_sent(pg, paste: str) -> None:
+    """No request's URL, Referer or body holds a distinctive piece of the paste (raw or encoded)."""
+    pieces = [line.strip() for line in paste.splitlines() if len(line.strip()) > 20][:5]
+    assert pieces
+    needles = set()
+    for piece in pieces:
+        needles |= {piece, urllib.parse.quote(piece), urllib.parse.quote_plus(piece), urllib.parse.quote(piece, safe="")}
+    assert len(pg.sent) >= 2
+    leaks = [(url, ref) for url, ref, body in pg.sent for n in needles if n in url or n in ref or n in body]
+    assert leaks == []
+    assert not any("q=" in ref for _, ref, _ in pg.sent), pg.sent
+
+
+@pytest.mark.parametrize("how", ["#q=", "old ?q="])
+def test_deep_link(page, base_url, how):
+    page.goto(base_url + "paste/" + how[-3:] + urllib.parse.quote(T2))
     result = _result(page)
+    # an old ?q= link is rewritten: the paste stays in the fragment from then on
+    assert "?q=" not in page.url and urllib.parse.unquote(page.url.split("#q=", 1)[1]) == T2
     assert result.locator(".sd-explain__template").inner_text().startswith("T2: ")
     assert page.input_value(".sd-explain__input") == T2
     toggle = page.locator('input[data-md-toggle="search"]')
@@ -130,7 +158,7 @@ def test_html_payload_is_shown_as_text(page, base_url, how):
         page.fill(".sd-explain__input", ATTACK)
         page.click(".sd-explain__go")
     else:
-        page.goto(base_url + "paste/?q=" + urllib.parse.quote(ATTACK))
+        page.goto(base_url + "paste/#q=" + urllib.parse.quote(ATTACK))
     result = _result(page)
     page.wait_for_timeout(300)  # an injected onerror handler would have fired by now
     assert page.evaluate("window.__pwned") is None
@@ -161,10 +189,11 @@ def test_home_page_box(page, base_url):
     result = _result(page)
     assert result.locator(".sd-explain__template").inner_text().startswith("T7: ")
     more = result.locator(".sd-explain__more a")
-    assert more.get_attribute("href").endswith("/paste/?q=RuntimeError%3A%20No%20backend%20type%20associated%20with%20device%20type%20cpu")
+    assert more.get_attribute("href").endswith("/paste/#q=RuntimeError%3A%20No%20backend%20type%20associated%20with%20device%20type%20cpu")
     more.click()
     page.wait_for_url("**/paste/**")
     assert _result(page).locator(".sd-explain__template").inner_text().startswith("T7: ")
+    _assert_paste_never_sent(page, "RuntimeError: No backend type associated with device type cpu")
 
 
 def test_page_source(site):

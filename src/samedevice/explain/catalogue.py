@@ -82,6 +82,8 @@ def load_templates() -> dict[str, dict]:
             "families": list(t["families"]),
             "op_families": list(t.get("op_families", [])),
             "next_step": t["next_step"],
+            # what tells the template's families apart when the paste holds nothing else
+            "decide": " ".join(t["decide"].split()),
             "page": f"messages/{tid.lower()}/",
             "forms": forms,
             "eras": template_eras(t, forms, links),

@@ -23,22 +23,31 @@ class InputError(ValueError):
 # Control characters that occur in real terminal output (tab, newline, CR, ESC, form feed,
 # backspace); anything else in quantity means the input is not text.
 _TEXT_CONTROLS = frozenset("\t\n\r\x1b\x0c\x08")
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# Byte-order marks, longest first (a UTF-32 LE BOM begins with the UTF-16 LE one): PowerShell 5.1
+# writes UTF-16 LE with a BOM for `2> err.txt`, some editors save UTF-32.
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+)
 
 
 def decode(data: bytes) -> str:
     """Bytes from a file or stdin to text, or InputError saying why not."""
-    if b"\x00" in data[:65536] and not data.startswith(_UTF16_BOMS):
+    encoding = "utf-8"
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            data, encoding = data[len(bom) :], name
+            break
+    if encoding == "utf-8" and b"\x00" in data[:65536]:
         raise InputError("the input looks binary (it contains NUL bytes); paste the error as text")
-    if data.startswith(_UTF16_BOMS):
-        raise InputError("the input is UTF-16 text; save it as UTF-8 and try again")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     try:
-        text = data.decode("utf-8")
+        text = data.decode(encoding)
     except UnicodeDecodeError as e:
         raise InputError(
-            f"the input is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+            f"the input is not {encoding.upper()} text (byte 0x{data[e.start]:02x} at offset {e.start}); "
             "paste the error as plain text"
         ) from None
     check_text(text)

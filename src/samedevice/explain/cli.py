@@ -34,19 +34,37 @@ def run(args: argparse.Namespace) -> int:
     from samedevice.explain.cache import knowledge
     from samedevice.explain.engine import explain_text
 
-    result = explain_text(text, knowledge())
+    kb = knowledge()
+    for problem in kb.get("case_problems", []):
+        # once per run, then the answer: a broken case file costs its own page, not the answer
+        print(f"samedevice explain: skipped a malformed case file: {problem}", file=sys.stderr)
+    result = explain_text(text, kb)
     from samedevice.docs_url import page_url as url
 
     if args.json:
         for page in result["pages"]:
             page["href"] = url(page["url"])
-        json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # JSON escapes what the console cannot show (\uXXXX) and stays valid JSON
+        _write(json.dumps(result, indent=2, ensure_ascii=not _utf(sys.stdout)) + "\n")
     else:
         from samedevice.explain.report import render
 
-        sys.stdout.write(render(result, url))
+        _write(render(result, url))
     return 0 if (result["template"] or result["cases"]) else 1
+
+
+def _utf(stream) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").startswith("utf")
+
+
+def _write(text: str) -> None:
+    """Print whatever the console's encoding (cp1252 or ASCII when redirected on Windows, a C
+    locale): characters it cannot show become '?' instead of a UnicodeEncodeError."""
+    out = sys.stdout
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    if not _utf(out):
+        text = text.encode(encoding, errors="replace").decode(encoding, errors="replace")
+    out.write(text)
 
 
 def _read(name: str, UserError: type[Exception]) -> bytes:

@@ -23,7 +23,9 @@ from functools import cache
 SPACE = {
     "collapsed": " ?",  # one line, whitespace runs collapsed to a single space
     "raw": r"[^\S\n]*",  # raw multi-line text: any run of spaces, never a line break
-    "anchor": r"\s*",  # locating a message that may be wrapped over lines
+    # locating a message that may be wrapped over lines; bounded, as every repeat in an anchor
+    # (anchors run over the whole paste: an unbounded repeat is quadratic on adversarial input)
+    "anchor": r"\s{0,80}",
 }
 
 _MACRO = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")

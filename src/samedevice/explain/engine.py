@@ -37,6 +37,9 @@ def explain_text(text: str, kb: dict) -> dict:
     for case, fragment, line in case_hits:
         generic = compiled(kb["scoring"]["generic_fragment"]).search(fragment)
         weight = kb["scoring"]["case_frame_generic_family" if generic else "case_frame_family"]
+        weight *= case["frame_share"].get(fragment, 1.0)
+        if weight <= 0:
+            continue  # a file name many projects use (train.py) says nothing about the family
         scores[case["family"]] = scores.get(case["family"], 0.0) + weight
         evidence.append(
             {
@@ -52,6 +55,18 @@ def explain_text(text: str, kb: dict) -> dict:
     ranking = _rank_families(scores, primary, evidence, kb)
     cases = _rank_cases(primary, case_hits, ranking, kb)
     return _result(primary, errors, ranking, cases, evidence, frames, region, kb)
+
+
+def _assign(evidence: list[dict], order: list[str]) -> None:
+    """Each piece of evidence supports one family: the one it weighs most (ties: the better
+    ranked), so the report prints it once, under that family."""
+    for e in evidence:
+        best = None
+        for fid, w in e["families"].items():
+            rank = order.index(fid) if fid in order else len(order)
+            if w > 0 and (best is None or (-w, rank) < best[0]):
+                best = ((-w, rank), fid)
+        e["family"] = best[1] if best else ""
 
 
 def _context(region: list[str], lo: int, errors: list[dict]) -> str:
@@ -111,8 +126,10 @@ def _rank_families(scores: dict[str, float], primary: dict | None, evidence: lis
         rank = prior_order.index(fid) if fid in prior_order else len(prior_order)
         return (-scores[fid], rank, ids.index(fid) if fid in ids else len(ids))
 
+    ranked = sorted((f for f in scores if scores[f] > 0), key=key)
+    _assign(evidence, ranked)
     ranking = []
-    for fid in sorted((f for f in scores if scores[f] > 0), key=key):
+    for fid in ranked:
         fam = kb["families"].get(fid, {"title": fid, "page": f"families/{fid.lower()}/"})
         ranking.append(
             {
@@ -120,7 +137,7 @@ def _rank_families(scores: dict[str, float], primary: dict | None, evidence: lis
                 "title": fam["title"],
                 "score": scores[fid],
                 "page": fam["page"],
-                "evidence": [e["rule"] for e in evidence if e["families"].get(fid, 0) > 0],
+                "evidence": [e["rule"] for e in evidence if e["family"] == fid],
             }
         )
     return ranking
@@ -213,11 +230,8 @@ def _torch_version(region: list[str], kb: dict) -> str:
 
 
 def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> dict:
-    # strongest first; the template's prior is background, listed last
-    ordered = sorted(
-        enumerate(evidence),
-        key=lambda ie: (ie[1]["rule"] == "template-prior", -max(ie[1]["families"].values(), default=0.0), ie[0]),
-    )
+    # strongest first
+    ordered = sorted(enumerate(evidence), key=lambda ie: (-max(ie[1]["families"].values(), default=0.0), ie[0]))
     evidence_out = [e for _, e in ordered]
     template = kb["templates"][primary["template"]] if primary else None
     pages = [{"kind": "case", "id": c["id"], "title": c["title"], "url": c["page"]} for c in cases[:3]]
@@ -226,6 +240,15 @@ def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> di
         pages.append({"kind": "template", "id": template["id"], "title": template["title"], "url": template["page"]})
     top = ranking[0]["family"] if ranking else ""
     failing = [f for f in frames if not f["torch"] and f["source"]]
+    # Honest when thin: with nothing beyond the message, the ranking is the catalogue's order,
+    # and the next step is what tells the families apart, not the top family's fix.
+    thin = not evidence_out
+    if primary is None:
+        nxt = kb["clean"]["no_error_next"] if frames else ""
+    elif thin:
+        nxt = template["decide"]
+    else:
+        nxt = kb["next_steps"].get(top, template["next_step"])
     return {
         "template": primary["template"] if primary else None,
         "title": template["title"] if template else "",
@@ -252,6 +275,8 @@ def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> di
         "ranking": ranking,
         "case_ranking": cases,
         "pages": pages,
+        "thin": thin,
+        "next": nxt,
         "next_step": kb["next_steps"].get(top, template["next_step"] if template else ""),
         "template_next_step": template["next_step"] if template else "",
         "traceback": {

@@ -1,4 +1,4 @@
-"""Evidence for root-cause families: the template's prior, then every rule in rules.toml.
+"""Evidence for root-cause families: every rule in rules.toml, over the template's tie-break prior.
 
 Each rule fires at most once and adds its weights to the families it names. The evidence list
 keeps what fired and where (the paste line), so the user sees *why* a family ranks where it does.
@@ -14,24 +14,18 @@ def collect(primary: dict | None, frames: list[dict], context: str, context_star
     scores: dict[str, float] = {}
     evidence: list[dict] = []
     if primary is not None:
+        # The template's catalogue order only breaks ties: it is background, not a finding, so
+        # it is kept out of the evidence (a paste with nothing else says so, see engine.py).
         prior = kb["scoring"]["prior"]
-        weights: dict[str, float] = {}
         for rank, family in enumerate(primary["families"]):
-            weights[family] = prior[rank] if rank < len(prior) else 0.0
-        _fire(
-            scores,
-            evidence,
-            {"id": "template-prior", "where": "template", "families": weights},
-            primary["template"],
-            primary["line"],
-            f"{primary['template']} is most often produced by {', '.join(primary['families'][:3])} (catalogue order)",
-            1.0,
-        )
+            if rank < len(prior):
+                scores[family] = scores.get(family, 0.0) + prior[rank]
 
     template = primary["template"] if primary else None
     failing = failing_frames(frames, primary, kb)
     for rule in kb["rules"]:
-        if rule.get("templates") and template not in rule["templates"]:
+        # without an error line (a paste cut before its last line) any template may follow
+        if rule.get("templates") and template is not None and template not in rule["templates"]:
             continue
         where = rule["where"]
         if where == "signature":
@@ -93,7 +87,10 @@ def _signature_matches(rule: dict, error: dict) -> bool:
 
 def _source_rule(rule: dict, frames: list[dict], failing: list[dict], scores, evidence, kb) -> None:
     factor = kb["scoring"]["source_any_factor"]
-    candidates = [(f, 1.0) for f in reversed(failing)]
+    # the innermost failing line is where the culprit is; each frame further out counts less
+    # (`loss = loss_fn(model(x), y)` is the caller of `self.w * (pred - target)`, not the cause)
+    decay = kb["scoring"]["source_depth_decay"]
+    candidates = [(f, decay**depth) for depth, f in enumerate(reversed(failing))]
     if rule.get("scope") == "any":
         chosen = {id(f) for f in failing}
         candidates += [(f, factor) for f in reversed(frames) if not f["torch"] and f["source"] and id(f) not in chosen]

@@ -9,6 +9,7 @@ messages with the same parser users' pastes go through.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -18,6 +19,8 @@ from samedevice.explain.cache import SCHEMA
 from samedevice.explain.dialect import expand
 
 RULES = Path(__file__).resolve().with_name("rules.toml")
+# case library_frames under PyTorch itself: plumbing, never evidence for one case
+_PLUMBING = re.compile(r"^(?:torch)/")
 
 
 @cache
@@ -92,17 +95,23 @@ def family_entries() -> dict[str, dict]:
     }
 
 
-def case_entries(root: Path | None = None) -> list[dict]:
-    """Case metadata explain needs, from the case registry (an empty list outside a checkout)."""
-    from samedevice.cases import CaseError, load_cases, repo_root
+def case_entries(root: Path | None = None, problems: list[str] | None = None) -> list[dict]:
+    """Case metadata explain needs, from the case registry (an empty list outside a checkout).
+
+    A malformed case file is skipped, its problems appended to ``problems``: one bad file must not
+    keep explain from answering (the CLI reports them on stderr)."""
+    from samedevice.cases import CaseError, parse_cases, repo_root
 
     if root is None:
         try:
             root = repo_root()
         except CaseError:
             return []  # an installed package without the checkout: explain still reads messages
+    cases, bad = parse_cases(root)
+    if problems is not None:
+        problems.extend(bad)
     out = []
-    for c in load_cases(root):
+    for c in sorted(cases, key=lambda c: c.id):
         out.append(
             {
                 "slug": c.slug,
@@ -119,7 +128,14 @@ def case_entries(root: Path | None = None) -> list[dict]:
                 # fragments compare against paths normalised the same way (lower case, "/"), the
                 # most specific first: a path beats a bare file name
                 "library_frames": sorted(
-                    {f.replace("\\", "/").strip("/").lower() for f in c.library_frames if f.strip("/")},
+                    {
+                        frag
+                        for frag in (f.replace("\\", "/").strip("/").lower() for f in c.library_frames)
+                        # PyTorch's own plumbing (torch/utils/_contextlib.py under every no_grad,
+                        # torch/serialization.py under every torch.load) is in half the tracebacks:
+                        # it says nothing about which case this is
+                        if frag and not _PLUMBING.search(frag)
+                    },
                     key=lambda f: ("/" not in f, -len(f), f),
                 ),
                 "page": c.page_url,
@@ -137,11 +153,13 @@ def build(root: Path | None = None, *, with_cases: bool = True) -> dict:
     kb["schema"] = SCHEMA
     kb["forms"] = [form for t in templates.values() for form in t["forms"]]
     kb["templates"] = {
-        tid: {k: t[k] for k in ("id", "title", "shape", "meaning", "exception", "families", "next_step", "page")}
+        tid: {k: t[k] for k in ("id", "title", "shape", "meaning", "exception", "families", "next_step", "decide", "page")}
         for tid, t in templates.items()
     }
     kb["families"] = family_entries()
-    cases = case_entries(root) if with_cases else []
+    problems: list[str] = []
+    cases = case_entries(root, problems) if with_cases else []
+    kb["case_problems"] = problems
     for case in cases:
         # a case's signatures are its own documented messages, read by the same parser
         signatures = []
@@ -151,5 +169,13 @@ def build(root: Path | None = None, *, with_cases: bool = True) -> dict:
                     {k: e[k] for k in ("template", "op", "op_base", "argument", "common_kind", "argdev_kind")}
                 )
         case["signatures"] = signatures
+    # a fragment several cases list (transformers/trainer.py) is shared evidence: each of them
+    # gets its share, so one frame never adds a full weight to several families at once
+    listed: dict[str, int] = {}
+    for case in cases:
+        for fragment in case["library_frames"]:
+            listed[fragment] = listed.get(fragment, 0) + 1
+    for case in cases:
+        case["frame_share"] = {f: 1.0 / listed[f] for f in case["library_frames"]}
     kb["cases"] = cases
     return kb

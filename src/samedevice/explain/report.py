@@ -13,13 +13,16 @@ def render(result: dict, url: callable, width: int = 100) -> str:
 
     if result["template"] is None:
         out.append("No PyTorch device error recognised in the input.")
+        if result["next"]:
+            out.append("")
+            para(result["next"])
         if result["families"]:
             out.append("")
             out.append("The traceback still points to:")
             _causes(result, out, para)
         if result["cases"]:
             _cases(result, out, url)
-        if not result["families"] and not result["cases"]:
+        if not result["next"] and not result["families"] and not result["cases"]:
             para(
                 "explain knows the same-device messages of PyTorch 1.0-2.14 (templates T1-T13); "
                 "paste the whole error, including the last line of the traceback."
@@ -48,7 +51,14 @@ def render(result: dict, url: callable, width: int = 100) -> str:
     out.append("What it means")
     para(result["meaning"])
     out.append("")
-    out.append("Likely causes, best first")
+    if result["thin"]:
+        out.append("Possible causes (the message alone cannot tell these apart)")
+        para(
+            f"Nothing in the paste beyond the {result['template']} message points to one of them; "
+            "they are listed in the order the catalogue finds them most often. The next step below decides."
+        )
+    else:
+        out.append("Likely causes, best first")
     _causes(result, out, para)
     if result["cases"]:
         _cases(result, out, url)
@@ -58,7 +68,7 @@ def render(result: dict, url: callable, width: int = 100) -> str:
         out.append(f"  {url(page['url'])}  {page['id']} {_plain(page['title'])}")
     out.append("")
     out.append("Next step")
-    para(result["next_step"])
+    para(result["next"])
     others = result["errors"][1:]
     if others:
         out.append("")
@@ -69,14 +79,15 @@ def render(result: dict, url: callable, width: int = 100) -> str:
 
 
 def _causes(result: dict, out: list[str], para) -> None:
-    by_rule: dict[str, list[dict]] = {}
-    for e in result["evidence"]:
-        by_rule.setdefault(e["rule"], []).append(e)
+    # each piece of evidence once, under the family it supports (engine assigns it)
     for n, r in enumerate(result["ranking"][:3], 1):
+        if result["thin"]:
+            out.append(f"  {n}. {r['family']} {r['title']}")
+            continue
         out.append(f"  {n}. {r['family']} {r['title']}  (score {r['score']:g})")
         shown = 0
         for e in result["evidence"]:
-            if e["families"].get(r["family"], 0) <= 0 or e["rule"] == "template-prior":
+            if e["family"] != r["family"]:
                 continue
             where = f"line {e['line']}: " if e["line"] else ""
             para(f"- {where}{e['why']}", indent="     ")
@@ -84,7 +95,7 @@ def _causes(result: dict, out: list[str], para) -> None:
             if shown == 3:
                 break
         if shown == 0:
-            para(f"- no direct evidence in the paste: {result['template'] or 'this'} is often produced by this family", indent="     ")
+            para("- nothing in the paste points here; listed because the message is often produced by this family", indent="     ")
 
 
 def _cases(result: dict, out: list[str], url) -> None:

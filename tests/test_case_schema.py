@@ -1,0 +1,116 @@
+"""Case files are checked against data/case.schema.json: one line per malformed value, naming the
+file and the field; `samedevice cases` stops on them, `samedevice explain` skips the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from samedevice.cases import CASE_SCHEMA, CaseError, parse_case, repo_root, schema_problems
+
+ROOT = repo_root()
+GOOD = ROOT / "cases" / "lightly-dino-loss-center.toml"
+
+
+def _problems(tmp_path: Path, edit) -> list[str]:
+    data = tomllib.loads(GOOD.read_text(encoding="utf-8"))
+    edit(data)
+    return schema_problems(tmp_path / "x.toml", data)
+
+
+def test_the_schema_is_valid_and_every_case_passes():
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(json.loads(CASE_SCHEMA.read_text(encoding="utf-8")))
+    for path in sorted((ROOT / "cases").glob("*.toml")):
+        assert schema_problems(path, tomllib.loads(path.read_text(encoding="utf-8"))) == [], path
+
+
+def test_library_frames_as_one_string_is_rejected_not_split(tmp_path):
+    problems = _problems(tmp_path, lambda d: d.update(library_frames="a/b.py"))
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{tmp_path / 'x.toml'}: library_frames: 'a/b.py' is not valid (")
+    assert "a list, never one string" in problems[0]
+
+
+@pytest.mark.parametrize("spec", ["2.0+", ">= two", ">=2.0;<2.8", "", "~=2.1"])
+def test_bad_version_spec_is_rejected(tmp_path, spec):
+    problems = _problems(tmp_path, lambda d: d["error"]["messages"][0].update(torch=spec))
+    assert len(problems) == 1 and ": error.messages.0.torch: " in problems[0]
+
+
+@pytest.mark.parametrize("spec", [">=2.0,<2.8", ">=1.6", "==2.13.0", " >= 2.1 , != 2.4 "])
+def test_good_version_spec_passes(tmp_path, spec):
+    assert _problems(tmp_path, lambda d: d["error"]["messages"][0].update(torch=spec)) == []
+
+
+def test_gpus_is_an_optional_positive_integer(tmp_path):
+    assert _problems(tmp_path, lambda d: d.update(gpus=2)) == []
+    assert ": gpus: 0 is not valid (minimum 1)" in _problems(tmp_path, lambda d: d.update(gpus=0))[0]
+    assert ": gpus: '2' is not valid (must be an integer)" in _problems(tmp_path, lambda d: d.update(gpus="2"))[0]
+
+
+def test_every_malformed_value_gets_its_own_line(tmp_path):
+    def edit(d):
+        d["family"] = "F42"
+        d["templates"] = "T1"
+        d["upstream"]["issue"] = "http://example.org/x"
+        del d["page"]["why"]
+
+    problems = _problems(tmp_path, edit)
+    fields = [p.split(": ")[1] for p in problems]
+    assert sorted(fields) == ["family", "page.why", "templates", "upstream.issue"]
+    bad = tmp_path / "cases" / "bad-case.toml"
+    bad.parent.mkdir()
+    bad.write_text('id = "SD-9999"\ntitle = "x"\nfamily = "F42"\nlibrary_frames = "a/b.py"\n', encoding="utf-8")
+    with pytest.raises(CaseError) as e:
+        parse_case(bad, tmp_path)
+    lines = str(e.value).split("\n")
+    assert all(line.startswith(f"{bad}: ") for line in lines)
+    assert {line.split(": ")[1] for line in lines} >= {"family", "library_frames", "summary", "error", "page"}
+
+
+@pytest.fixture(scope="module")
+def broken_checkout(tmp_path_factory) -> Path:
+    """A copy of the checkout's cases and snippets with one malformed case file added."""
+    root = tmp_path_factory.mktemp("checkout")
+    shutil.copytree(ROOT / "cases", root / "cases")
+    shutil.copytree(ROOT / "snippets", root / "snippets")
+    text = GOOD.read_text(encoding="utf-8").replace('id = "SD-0001"', 'id = "SD-9998"')
+    text = text.replace('library_frames = ["lightly/loss/dino_loss.py", "lightly/models/modules/center.py"]', 'library_frames = "a/b.py"')
+    text = text.replace('torch = ">=1.6"', 'torch = "1.6+"')
+    (root / "cases" / "zz-broken.toml").write_text(text, encoding="utf-8")
+    return root
+
+
+def _run(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    env = {**os.environ, "SAMEDEVICE_ROOT": str(root), "SAMEDEVICE_CACHE_DIR": str(root / "cache")}
+    return subprocess.run([sys.executable, "-m", "samedevice", *args], input=stdin, capture_output=True, env=env, timeout=120)
+
+
+def test_cases_command_names_file_and_field_for_each_problem(broken_checkout):
+    r = _run(broken_checkout, "cases")
+    err = r.stderr.decode()
+    assert r.returncode != 0 and r.stdout == b""
+    assert "Traceback" not in err
+    assert "zz-broken.toml: library_frames: 'a/b.py' is not valid" in err
+    assert "zz-broken.toml: error.messages.0.torch: '1.6+' is not valid" in err
+
+
+def test_explain_skips_a_malformed_case_file_and_still_answers(broken_checkout):
+    paste = b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    r = _run(broken_checkout, "explain", "--json", stdin=paste)
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    assert json.loads(r.stdout)["template"] == "T1"
+    assert "Traceback" not in err
+    # once per problem, not once per use of the case list
+    assert err.count("zz-broken.toml: library_frames:") == 1
+    assert err.startswith("samedevice explain: skipped a malformed case file: ")
