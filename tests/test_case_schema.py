@@ -114,3 +114,13 @@ def test_explain_skips_a_malformed_case_file_and_still_answers(broken_checkout):
     # once per problem, not once per use of the case list
     assert err.count("zz-broken.toml: library_frames:") == 1
     assert err.startswith("samedevice explain: skipped a malformed case file: ")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("check", "SD201"), ("check", ["F2"]), ("situations", ["Input Not Moved"]), ("situations", "input-not-moved")],
+)
+def test_check_rules_and_situations_are_lists_of_their_own_labels(tmp_path, field, value):
+    problems = _problems(tmp_path, lambda d: d.update({field: value}))
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{tmp_path / 'x.toml'}: {field}")
