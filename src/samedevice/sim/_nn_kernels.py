@@ -12,6 +12,11 @@
   the workspaces their backward kernels read. ATen's own ``check_device`` runs before them,
   so a CPU hidden state still raises PyTorch's genuine "Input and hidden tensors are not at
   the same device" message.
+* Packed-sequence RNNs: on CUDA, ``lstm.data`` / ``gru.data`` / ``rnn_*.data`` go to cuDNN's
+  ``_cudnn_rnn``, which first calls ``check_attributes`` (aten/src/ATen/native/RNN.h) and so
+  names a CPU hidden state ("Input and hidden tensors are not at the same device"). ATen's
+  generic packed path has no such check and would fail later, in a matmul, with another text.
+  The kernels below re-enact cuDNN's check, then run the composite implementation.
 * ``_pin_memory``: pinning asks the accelerator's hooks for a pinned allocator; on a CPU-only
   machine ordinary memory is what a copy gets anyway.
 """
@@ -23,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ._naming import type_text
+from ._naming import device_text, type_text
 from ._plumbing import from_cpu, is_sim, to_cpu
 
 aten = torch.ops.aten
@@ -152,6 +157,30 @@ def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
     return self.clone()
 
 
+def _check_rnn_attributes(input: torch.Tensor, hiddens: Any, params: Any) -> None:
+    """``check_attributes`` in aten/src/ATen/native/RNN.h: hidden states first, then weights."""
+    __tracebackhide__ = True
+    for name, tensors in (("hidden", hiddens), ("parameter", params)):
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and t.device != input.device:
+                raise RuntimeError(
+                    f"Input and {name} tensors are not at the same device, found input tensor at "
+                    f"{device_text(input.device)} and {name} tensor at {device_text(t.device)}"
+                )
+
+
+def _packed_rnn(op: Any, hidden_is_list: bool) -> Any:
+    """A packed RNN as CUDA runs it: cuDNN (and its check) for a floating accelerator input."""
+
+    def kernel(data: torch.Tensor, batch_sizes: torch.Tensor, hx: Any, params: Any, *rest: Any) -> Any:
+        __tracebackhide__ = True
+        if is_sim(data) and data.is_floating_point():
+            _check_rnn_attributes(data, hx if hidden_is_list else [hx], params)
+        return op.decompose(data, batch_sizes, hx, params, *rest)
+
+    return kernel
+
+
 KERNELS = {
     ("convolution", "PrivateUse1"): convolution,
     ("convolution_backward", "PrivateUse1"): convolution_backward,
@@ -160,6 +189,11 @@ KERNELS = {
     ("_thnn_fused_gru_cell", "PrivateUse1"): fused_gru_cell,
     ("_thnn_fused_gru_cell_backward", "PrivateUse1"): fused_gru_cell_backward,
     ("_pin_memory", "CPU"): pin_memory,
+    # Composite ops: AutogradPrivateUse1 is the key that runs before their decomposition.
+    ("lstm.data", "AutogradPrivateUse1"): _packed_rnn(aten.lstm.data, hidden_is_list=True),
+    ("gru.data", "AutogradPrivateUse1"): _packed_rnn(aten.gru.data, hidden_is_list=False),
+    ("rnn_tanh.data", "AutogradPrivateUse1"): _packed_rnn(aten.rnn_tanh.data, hidden_is_list=False),
+    ("rnn_relu.data", "AutogradPrivateUse1"): _packed_rnn(aten.rnn_relu.data, hidden_is_list=False),
 }
 
 
