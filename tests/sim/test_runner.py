@@ -19,11 +19,24 @@ def _script(tmp_path, body: str):
     return path
 
 
-def test_a_program_that_picks_the_cpu_never_uses_the_accelerator(tmp_path):
+def test_the_is_available_idiom_picks_the_simulated_gpu_and_shows_the_bug(tmp_path):
     prog = _script(tmp_path, """
         import torch
-        device = "cuda" if torch.cuda.is_available() else "cpu"   # False under the simulator
+        device = "cuda" if torch.cuda.is_available() else "cpu"   # True on the simulated machine
         model = torch.nn.Linear(3, 2).to(device)
+        out = model(torch.ones(4, 3))
+    """)
+    result = run_script(prog, "cuda")
+    assert result.exception["message"] == (
+        "Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)")
+    assert result.usage > 0
+
+
+def test_a_program_that_stays_on_the_cpu_never_uses_the_accelerator(tmp_path):
+    prog = _script(tmp_path, """
+        import torch
+        model = torch.nn.Linear(3, 2)
         out = model(torch.ones(4, 3))
     """)
     result = run_script(prog, "cuda")

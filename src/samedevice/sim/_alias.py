@@ -10,9 +10,9 @@ torch call made by user code and
 * rewrites sim spellings in exceptions raised by PyTorch itself (``can't convert sim:0 ...``).
 
 Code *inside* torch functions runs with the mode disabled (TorchFunctionMode semantics), so
-PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA.
-``torch.cuda.is_available()`` stays False, so ``"cuda" if torch.cuda.is_available() else "cpu"``
-still picks the CPU: such snippets are reported as never using the accelerator.
+PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA. The mode is
+pushed in every thread started while the alias is on (worker threads, thread pools). What
+``torch.cuda`` itself answers is ``_machine``'s job.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ._naming import BACKEND, respell
+from . import _backend
+from ._naming import BACKEND, INVALID_ORDINAL, respell
 
 Tensor = torch.Tensor
 _DEVICE = Tensor.device
@@ -34,13 +35,21 @@ _SIM_REPR = re.compile(rf"device='{BACKEND}:(\d+)'")
 
 
 def _to_sim(value: Any) -> Any:
-    """Map a CUDA device spec to the simulated device; leave everything else alone."""
+    """Map a CUDA device spec to the simulated device; leave everything else alone.
+
+    An index past the last simulated GPU raises CUDA's ``invalid device ordinal``.
+    """
     if isinstance(value, str):
         if value == "cuda" or value.startswith("cuda:"):
-            return torch.device(BACKEND + value[4:])
-        return value
+            value = torch.device(value)
+        else:
+            return value
     if isinstance(value, torch.device) and value.type == "cuda":
-        return torch.device(BACKEND, value.index) if value.index is not None else torch.device(BACKEND)
+        if value.index is None:
+            return torch.device(BACKEND)
+        if value.index >= _backend.DEVICE_COUNT:
+            raise torch.AcceleratorError(INVALID_ORDINAL)
+        return torch.device(BACKEND, value.index)
     return value
 
 
@@ -62,8 +71,10 @@ class CudaAlias(TorchFunctionMode):
             return t.device.type in ("cuda", BACKEND)
         if func is Tensor.cuda:
             return _cuda_method(*args, **kwargs)
-        if func is Tensor.type and len(args) == 1 and not kwargs:
-            return respell(func(*args))
+        if func is Tensor.type:
+            if len(args) == 1 and not kwargs:
+                return respell(func(*args))
+            return _legacy_type(func, args, kwargs)
         if "device" in kwargs:
             kwargs = dict(kwargs)
             kwargs["device"] = _to_sim(kwargs["device"])
@@ -81,6 +92,26 @@ class CudaAlias(TorchFunctionMode):
         if func in _REPR_FUNCS and isinstance(result, str):
             return _SIM_REPR.sub(r"device='cuda:\1'", result)
         return result
+
+
+def _legacy_type(func: Any, args: tuple, kwargs: dict) -> Any:
+    """``x.type(torch.cuda.FloatTensor)`` / ``x.type("torch.cuda.FloatTensor")``: a move and a cast."""
+    __tracebackhide__ = True
+    target = args[1] if len(args) > 1 else kwargs.get("dtype")
+    name = target if isinstance(target, str) else getattr(target, "__name__", None)
+    module = "torch.cuda" if isinstance(target, str) else getattr(target, "__module__", None)
+    if isinstance(target, str) and target.startswith("torch.cuda."):
+        name = target.removeprefix("torch.cuda.")
+    elif module != "torch.cuda" or isinstance(target, str):
+        return func(*args, **kwargs)
+    from ._machine import _LEGACY
+
+    dtype = _LEGACY.get(name or "")
+    if dtype is None:
+        return func(*args, **kwargs)
+    with torch._C.DisableTorchFunction():
+        return args[0].to(torch.device(BACKEND, _backend.current_index()), dtype,
+                          non_blocking=kwargs.get("non_blocking", False))
 
 
 def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
@@ -130,7 +161,8 @@ _serialization_registered = False
 
 
 def enable() -> None:
-    """Push the alias mode for this thread (once), and make checkpoints say "cuda"."""
+    """Push the alias mode for this thread (once) and every thread started from now on, and
+    make checkpoints say "cuda"."""
     global _mode, _serialization_registered
     if _mode is None:
         _mode = CudaAlias()
@@ -138,6 +170,30 @@ def enable() -> None:
     if not _serialization_registered:
         _register_serialization()
         _serialization_registered = True
+    _follow_threads()
+
+
+def _follow_threads() -> None:
+    """A thread starts with an empty torch-function mode stack: push the alias in each new one.
+
+    (``Thread._bootstrap_inner`` runs first in every ``threading.Thread``, subclasses and
+    ``ThreadPoolExecutor`` workers included; the mode is per thread, as on CUDA the current
+    device is.)
+    """
+    import threading
+
+    original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+    if getattr(original, "_samedevice", False):
+        return
+
+    def bootstrap_inner(self: threading.Thread) -> None:
+        if _mode is None:
+            return original(self)
+        with CudaAlias():
+            return original(self)
+
+    bootstrap_inner._samedevice = True  # type: ignore[attr-defined]
+    threading.Thread._bootstrap_inner = bootstrap_inner  # type: ignore[attr-defined]
 
 
 def disable() -> None:

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -148,8 +149,27 @@ def fused_gru_cell_backward(grad_hy, workspace, has_bias):
     return (*(from_cpu(x, index) for x in outs), None, None)
 
 
+_PINNED: set[int] = set()  # data pointers of CPU storages made by pin_memory(), while alive
+
+
 def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-    return self.clone()
+    """A copy in ordinary memory that ``is_pinned()`` reports as pinned (page-locking would buy
+    nothing: the simulated GPU reads host memory anyway)."""
+    out = self.clone()
+    storage = out.untyped_storage()
+    ptr = storage.data_ptr()
+    if ptr:
+        _PINNED.add(ptr)
+        weakref.finalize(storage, _PINNED.discard, ptr)
+    return out
+
+
+def is_pinned(self: torch.Tensor, device: Any = None) -> bool:
+    return self.untyped_storage().data_ptr() in _PINNED
+
+
+def record_stream(self: torch.Tensor, stream: Any) -> None:
+    """Nothing to protect: a simulated kernel has finished when its call returns."""
 
 
 KERNELS = {
@@ -160,6 +180,8 @@ KERNELS = {
     ("_thnn_fused_gru_cell", "PrivateUse1"): fused_gru_cell,
     ("_thnn_fused_gru_cell_backward", "PrivateUse1"): fused_gru_cell_backward,
     ("_pin_memory", "CPU"): pin_memory,
+    ("is_pinned", "CPU"): is_pinned,
+    ("record_stream", "PrivateUse1"): record_stream,
 }
 
 
