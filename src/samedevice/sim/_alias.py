@@ -122,7 +122,7 @@ def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, *
 
         target = torch.device(BACKEND, current_index())
     elif isinstance(device, int):
-        target = torch.device(BACKEND, device)
+        target = _to_sim(torch.device("cuda", device))
     else:
         target = _to_sim(torch.device(device) if isinstance(device, str) else device)
     return self.to(target, non_blocking=non_blocking, **kwargs)
@@ -174,26 +174,9 @@ def enable() -> None:
 
 
 def _follow_threads() -> None:
-    """A thread starts with an empty torch-function mode stack: push the alias in each new one.
+    from . import _threads
 
-    (``Thread._bootstrap_inner`` runs first in every ``threading.Thread``, subclasses and
-    ``ThreadPoolExecutor`` workers included; the mode is per thread, as on CUDA the current
-    device is.)
-    """
-    import threading
-
-    original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
-    if getattr(original, "_samedevice", False):
-        return
-
-    def bootstrap_inner(self: threading.Thread) -> None:
-        if _mode is None:
-            return original(self)
-        with CudaAlias():
-            return original(self)
-
-    bootstrap_inner._samedevice = True  # type: ignore[attr-defined]
-    threading.Thread._bootstrap_inner = bootstrap_inner  # type: ignore[attr-defined]
+    _threads.follow(lambda: CudaAlias() if _mode is not None else None)
 
 
 def disable() -> None:

@@ -86,6 +86,14 @@ GPU = SimulatedGPU()
 CUDA_VERSION = "12.8"  # torch.version.cuda under the alias: a parseable, documented stand-in
 CUDNN_VERSION = 90100  # torch.backends.cudnn.version() under the alias (likewise)
 
+_target = BACKEND  # where "GPU" tensors live: the sim device, or the CPU in the reference run
+
+
+def home(index: int) -> torch.device:
+    """The device a tensor on simulated GPU ``index`` really has."""
+    return torch.device(BACKEND, index) if _target == BACKEND else torch.device("cpu")
+
+
 def check_index(index: int) -> int:
     if not 0 <= index < _backend.DEVICE_COUNT:
         raise torch.AcceleratorError(INVALID_ORDINAL)
@@ -101,7 +109,7 @@ def device_index(device: Any = None, optional: bool = True) -> int:
     if isinstance(device, str):
         device = torch.device(device)
     if isinstance(device, torch.device):
-        if device.type not in ("cuda", BACKEND):
+        if device.type not in ("cuda", BACKEND) and not (device.type == _target and _target == "cpu"):
             raise ValueError(f"Expected a cuda device, but got: {device}")
         return check_index(device.index) if device.index is not None else _backend.current_index()
     raise ValueError(f"Expected a cuda device, but got: {device!r}")
@@ -264,7 +272,7 @@ class Stream(_CStream):
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> Stream:
         index = device_index(device)
-        self = _CStream.__new__(cls, device=torch.device(BACKEND, index), priority=priority)
+        self = _CStream.__new__(cls, device=home(index), priority=priority)
         self._index = index
         self._priority = priority
         self._handle = 0 if kwargs.get("_default") else next(_stream_ids)
@@ -563,7 +571,7 @@ class _LegacyMeta(type):
     dtype: torch.dtype
 
     def __call__(cls, *args: Any, device: Any = None) -> torch.Tensor:
-        target = torch.device(BACKEND, device_index(device))
+        target = home(device_index(device))
         with torch._C.DisableTorchFunction():
             if not args:
                 return torch.empty(0, dtype=cls.dtype, device=target)
@@ -577,7 +585,7 @@ class _LegacyMeta(type):
         if not isinstance(obj, torch.Tensor):
             return False
         with torch._C.DisableTorchFunction():
-            return obj.device.type == BACKEND and obj.dtype == cls.dtype
+            return obj.device.type == _target and obj.dtype == cls.dtype
 
 
 for _name, _dtype in _LEGACY.items():
@@ -691,7 +699,7 @@ def _patch_safetensors(module: Any) -> None:
             if _ON and framework in ("pt", "torch"):
                 spec = f"cuda:{device}" if isinstance(device, int) and not isinstance(device, bool) else device
                 if isinstance(spec, str | torch.device) and torch.device(spec).type == "cuda":
-                    target, device = torch.device(BACKEND, device_index(spec)), "cpu"
+                    target, device = home(device_index(spec)), "cpu"
                 else:
                     target = None
             else:
@@ -817,11 +825,16 @@ def _apply_entries(only: str | None = None) -> None:
         setattr(module, entry.attr, entry.value)
 
 
-def install() -> None:
-    """Swap the registry into place (the alias just went on); idempotent."""
-    global _ON
+def install(target: str = BACKEND) -> None:
+    """Swap the registry into place (the alias just went on); idempotent.
+
+    ``target="cpu"``: the plain-CPU reference run (``samedevice run --cpu``) answers the same
+    calls, so a program takes the same path in both runs; its "GPU" tensors are CPU tensors.
+    """
+    global _ON, _target
     if _ON:
         return
+    _target = target
     import torch.cuda.graphs
     import torch.cuda.jiterator
     import torch.cuda.memory
