@@ -269,7 +269,8 @@ def install(aten_lib: torch.library.Library) -> None:
     _libraries.append(fallthrough)
     _single_threaded_backward()
     _patch_storages()
-    from . import _nn_kernels, _runtime
+    from . import _amp, _nn_kernels, _runtime
 
+    _amp.patch_autocast()
     _nn_kernels.install(aten_lib)
     _runtime.install()
