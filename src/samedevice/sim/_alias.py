@@ -169,6 +169,7 @@ def enable() -> None:
         _mode.__enter__()
     if not _serialization_registered:
         _register_serialization()
+        _respell_fake_tensor_errors()
         _serialization_registered = True
     _follow_threads()
 
@@ -177,6 +178,27 @@ def _follow_threads() -> None:
     from . import _threads
 
     _threads.follow(lambda: CudaAlias() if _mode is not None else None)
+
+
+def _respell_fake_tensor_errors() -> None:
+    """``torch.compile`` reports a device mismatch found while tracing with fake tensors.
+
+    Dynamo turns ``FakeTensorDeviceMismatchError`` into graph break GB5173 and quotes its text
+    ("... found at least two devices, cpu and cuda:0!"); the exception is made deep inside
+    tracing, outside the alias mode's reach, so its message is respelled where it is built.
+    """
+    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError
+
+    original = FakeTensorDeviceMismatchError.__init__
+    if getattr(original, "_samedevice", False):
+        return
+
+    def __init__(self: FakeTensorDeviceMismatchError, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        _respell_exception(self)
+
+    __init__._samedevice = True  # type: ignore[attr-defined]
+    FakeTensorDeviceMismatchError.__init__ = __init__  # type: ignore[method-assign]
 
 
 def disable() -> None:
