@@ -36,6 +36,8 @@ class CpuReference(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is Tensor.cuda:
             return args[0].to(_CPU)
+        if func is Tensor.record_stream:
+            return None  # CPU work is finished when the call returns: nothing to protect
         if "device" in kwargs:
             kwargs = dict(kwargs)
             kwargs["device"] = _to_cpu_spec(kwargs["device"])
@@ -59,6 +61,7 @@ def enable() -> None:
     _threads.follow(CpuReference)
     _patch_data_parallel()
     _patch_compile()
+    _patch_autocast()
     _patch_generator()
     _patch_load()
     _patch_distributed()
@@ -81,6 +84,21 @@ def _patch_compile() -> None:
         return original(model, *args, backend="aot_eager" if backend == "inductor" else backend, **kwargs)
 
     torch.compile = compile
+
+
+def _patch_autocast() -> None:
+    """``torch.autocast("cuda", dtype)`` casts the CPU tensors as CPU autocast does (same dtype),
+    as the simulated run casts per CUDA's lists; the lists agree for the common ops
+    (linear/matmul/conv low precision, losses and reductions float32)."""
+    from torch.amp import autocast_mode
+
+    original = autocast_mode.autocast.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
+        original(self, "cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+
+    autocast_mode.autocast.__init__ = __init__  # type: ignore[method-assign]
 
 
 def _patch_generator() -> None:
