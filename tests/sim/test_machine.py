@@ -197,3 +197,20 @@ def test_the_docs_table_lists_every_registry_entry():
     assert table.count("\n") == len(_machine.REGISTRY) + 1
     assert "| `torch.cuda.synchronize` |" in table
     assert "| `torch.cuda.CUDAGraph` | **refused**" in table
+
+
+def test_the_docs_page_shows_the_generated_tables():
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "run-gpu-code-on-cpu.md").read_text()
+    assert "<!-- samedevice:cuda-calls -->" in page and "<!-- samedevice:simulated-gpu -->" in page
+
+
+def test_backend_flags_are_pytorchs_own(cuda):
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.benchmark = True
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.benchmark
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark = before

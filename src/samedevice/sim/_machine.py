@@ -514,7 +514,7 @@ REGISTRY["torch.Event"] = Entry("torch.Event", '`torch.Event("cuda", enable_timi
 
 
 def _mem(name: str, behaviour: str, read: Callable[[int], Any]) -> None:
-    def fn(device: Any = None) -> Any:
+    def fn(device: Any = None, abbreviated: bool = False) -> Any:  # (memory_summary's second argument)
         return read(device_index(device))
 
     fn.__name__ = name
