@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import torch
 
 from . import _backend
-from ._machine import Unsupported
 from ._naming import BACKEND, SPELLING
+from ._registry import Unsupported
 
 __all__ = ["DEVICE_COUNT", "Unsupported", "cuda_alias", "device", "device_count", "enable", "is_enabled",
            "set_alias", "usage"]

@@ -104,7 +104,7 @@ def _legacy_type(func: Any, args: tuple, kwargs: dict) -> Any:
         name = target.removeprefix("torch.cuda.")
     elif module != "torch.cuda" or isinstance(target, str):
         return func(*args, **kwargs)
-    from ._machine import _LEGACY
+    from ._cuda_api import _LEGACY
 
     dtype = _LEGACY.get(name or "")
     if dtype is None:
