@@ -50,6 +50,7 @@ BUG_HEADS = {
     "compiled_model": ("TorchRuntimeError", "Tensor device mismatch\n  Explanation: " + _SAME + "but found at "
                        "least two devices, cuda:0 and cpu!\n  Hint: Move inputs, parameters, and buffers to the "
                        "same device.\n\n  Developer debug context: call_method mul\n", None),
+    # (then a link to the graph-break page and the user's stack, in the temporary file it ran from)
 }
 NAMES = sorted(BUGS) + sorted(BUG_HEADS)
 # DataParallel splits the batch over the two GPUs and sums the replicas' gradients, so its
@@ -103,6 +104,7 @@ def test_bug_variant_raises_cudas_text_head(runs, name):
     assert raised == kind and message.startswith(head)
     if tail is not None:
         assert message.endswith(tail)
+    assert "/samedevice/" not in message  # the traceback a CUDA user sees: no simulator frames
 
 
 def test_a_program_runs_standalone_under_samedevice_run():

@@ -178,10 +178,33 @@ def _patch_compile() -> None:
                     UserWarning,
                     stacklevel=2,
                 )
+        hide_simulator_in_dynamo_stacks()
         return original(model, *args, backend=backend, **kwargs)
 
     compile._samedevice = True  # type: ignore[attr-defined]
     torch.compile = compile
+
+
+def hide_simulator_in_dynamo_stacks() -> None:
+    """Dynamo quotes the traced user stack ("from user code:") in its errors; the alias's
+    ``__torch_function__`` is traced too, and a CUDA user's stack has no such frame."""
+    import traceback
+
+    from torch._dynamo import exc
+
+    original = exc.get_real_stack
+    if getattr(original, "_samedevice", False):
+        return
+
+    def get_real_stack(e: Exception, frame: Any = None) -> Any:
+        stack = original(e, frame)
+        if stack is None:
+            return None
+        return traceback.StackSummary.from_list(
+            [f for f in stack if "/samedevice/" not in f.filename.replace("\\", "/")])
+
+    get_real_stack._samedevice = True  # type: ignore[attr-defined]
+    exc.get_real_stack = get_real_stack
 
 
 # -- DataParallel -------------------------------------------------------------------------------
