@@ -214,3 +214,13 @@ def test_backend_flags_are_pytorchs_own(cuda):
         assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.benchmark
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark = before
+
+
+def test_set_default_device_cuda_makes_tensors_on_the_simulated_gpu(cuda):
+    torch.set_default_device("cuda")
+    try:
+        assert torch.ones(2).device == torch.device("cuda", 0)
+        assert torch.get_default_device() == torch.device("cuda", 0)
+    finally:
+        torch.set_default_device("cpu")
+    assert torch.ones(2).device == torch.device("cpu")

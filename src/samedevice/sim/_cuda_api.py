@@ -115,6 +115,27 @@ value("torch.backends.cudnn.is_available", "True (the `benchmark`, `deterministi
 value("torch.backends.cudnn.version", f"{CUDNN_VERSION} (a stand-in)", lambda: CUDNN_VERSION)
 
 
+_set_default_device = torch.set_default_device
+_get_default_device = torch.get_default_device
+
+
+@emulates("torch.set_default_device", '`"cuda"` / `"cuda:N"`: factories make tensors on the simulated GPU')
+def set_default_device(device: Any) -> None:
+    target = torch.device(device) if isinstance(device, str) else device
+    if isinstance(target, torch.device) and target.type == "cuda":
+        # (PyTorch keeps the default-device mode below every other mode: the alias never sees
+        # the device it injects, so the simulated device is named here)
+        device = home(device_index(target)) if target.index is not None else (
+            torch.device(BACKEND) if STATE.target == BACKEND else torch.device("cpu"))
+    _set_default_device(device)
+
+
+@emulates("torch.get_default_device", "`cuda:N` while the simulated GPU is the default")
+def get_default_device() -> torch.device:
+    d = _get_default_device()
+    return torch.device("cuda", d.index or 0) if d.type == BACKEND else d
+
+
 @emulates("torch.cuda.synchronize", "returns at once: every simulated kernel has finished when its call returns")
 def synchronize(device: Any = None) -> None:
     device_index(device)
