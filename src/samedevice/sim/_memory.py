@@ -3,7 +3,7 @@
 Every simulated tensor's memory is a CPU allocation wrapped by ``_plumbing.from_cpu``. A new
 allocation never overlaps a live one, while a view (or a CPU view wrapped again) starts inside
 one, so "does this pointer fall inside a live block?" tells a fresh allocation from a re-wrap.
-A block is forgotten when its CPU storage dies (``weakref.finalize`` on the storage's Python
+A block is forgotten when its CPU storage dies (a weak reference to the storage's Python
 object, which PyTorch keeps for as long as the C++ storage lives).
 
 Sizes are rounded up to CUDA's caching-allocator granule (512 bytes), so ``memory_allocated()``
@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
+from collections.abc import Callable
 
 import torch
 
@@ -33,7 +34,7 @@ class Tracker:
         self.on = False
         self._lock = threading.Lock()
         self._starts: list[int] = []  # sorted block start addresses
-        self._blocks: dict[int, tuple[int, int]] = {}  # start -> (end, device index)
+        self._blocks: dict[int, tuple] = {}  # start -> (end, device index, counted size, weakref)
         self.allocated: dict[int, int] = {}
         self.peak: dict[int, int] = {}
         self.reserved: dict[int, int] = {}
@@ -41,36 +42,42 @@ class Tracker:
         self.allocations: dict[int, int] = {}
 
     def add(self, c: torch.Tensor, index: int) -> None:
-        """Called by ``from_cpu`` for each CPU tensor wrapped as ``sim:index``."""
+        """Called by ``from_cpu`` for each CPU tensor wrapped as ``sim:index`` (per-op path: keep lean)."""
         storage = c.untyped_storage()
         nbytes = storage.nbytes()
         if not nbytes:
             return
         start = storage.data_ptr()
+        starts = self._starts
         with self._lock:
-            i = bisect.bisect_right(self._starts, start)
-            if i and self._blocks[self._starts[i - 1]][0] > start:
+            i = bisect.bisect_right(starts, start)
+            if i and self._blocks[starts[i - 1]][0] > start:
                 return  # inside a live block: a view of memory already counted
-            self._starts.insert(i, start)
-            self._blocks[start] = (start + nbytes, index)
-            size = _round(nbytes, GRANULE)
-            now = self.allocated.get(index, 0) + size
-            self.allocated[index] = now
+            size = -(-nbytes // GRANULE) * GRANULE
+            starts.insert(i, start)
+            # a weak reference with a callback: cheaper than weakref.finalize on this path
+            self._blocks[start] = (start + nbytes, index, size, weakref.ref(storage, self._forget(start)))
+            allocated = self.allocated
+            now = allocated[index] = allocated.get(index, 0) + size
             self.allocations[index] = self.allocations.get(index, 0) + 1
             if now > self.peak.get(index, 0):
                 self.peak[index] = now
             if now > self.reserved.get(index, 0):
                 self.reserved[index] = _round(now, SEGMENT)
                 self.peak_reserved[index] = max(self.peak_reserved.get(index, 0), self.reserved[index])
-        weakref.finalize(storage, self._free, start, size, index)
 
-    def _free(self, start: int, size: int, index: int) -> None:
-        with self._lock:
-            i = bisect.bisect_left(self._starts, start)
-            if i < len(self._starts) and self._starts[i] == start:
-                del self._starts[i]
-                del self._blocks[start]
-            self.allocated[index] = self.allocated.get(index, 0) - size
+    def _forget(self, start: int) -> Callable[[object], None]:
+        def callback(_: object) -> None:
+            with self._lock:
+                block = self._blocks.pop(start, None)
+                if block is None:
+                    return
+                i = bisect.bisect_left(self._starts, start)
+                if i < len(self._starts) and self._starts[i] == start:
+                    del self._starts[i]
+                self.allocated[block[1]] = self.allocated.get(block[1], 0) - block[2]
+
+        return callback
 
     def empty_cache(self) -> None:
         with self._lock:
