@@ -26,7 +26,8 @@ def start(mode: str) -> None:
     elif mode in ("cuda", "sim"):
         from samedevice import sim
 
-        sim.enable(alias_cuda=(mode == "cuda"))
+        gpus = os.environ.get("SAMEDEVICE_GPUS")
+        sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
     elif mode != "plain":
         print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu or plain", file=sys.stderr)
         raise SystemExit(2)

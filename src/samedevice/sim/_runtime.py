@@ -57,11 +57,20 @@ def _wrap(module: Any, name: str, replacement: Callable[..., Any]) -> None:
 def _patch_accelerator() -> None:
     acc = torch.accelerator
     _wrap(acc, "synchronize", lambda device=None: None)
-    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
-        _wrap(acc, name, lambda device_index=None: 0)
-    for name in ("empty_cache", "reset_peak_memory_stats", "reset_accumulated_memory_stats"):
-        _wrap(acc, name, lambda *a, **k: None)
-    _wrap(acc, "memory_stats", lambda device_index=None: {})
+    # Memory statistics: the simulated GPUs' tracker (see _memory), as torch.cuda reports them.
+    from ._memory import TRACKER
+
+    def _idx(device_index: Any = None) -> int:
+        return _backend.current_index() if device_index is None else torch._utils._get_device_index(device_index, optional=True)
+
+    _wrap(acc, "memory_allocated", lambda device_index=None: TRACKER.allocated.get(_idx(device_index), 0))
+    _wrap(acc, "max_memory_allocated", lambda device_index=None: TRACKER.peak.get(_idx(device_index), 0))
+    _wrap(acc, "memory_reserved", lambda device_index=None: TRACKER.reserved.get(_idx(device_index), 0))
+    _wrap(acc, "max_memory_reserved", lambda device_index=None: TRACKER.peak_reserved.get(_idx(device_index), 0))
+    _wrap(acc, "empty_cache", lambda *a, **k: TRACKER.empty_cache())
+    _wrap(acc, "reset_peak_memory_stats", lambda device_index=None: TRACKER.reset_peak(_idx(device_index)))
+    _wrap(acc, "reset_accumulated_memory_stats", lambda *a, **k: None)
+    _wrap(acc, "memory_stats", lambda device_index=None: TRACKER.stats(_idx(device_index)))
     _wrap(acc, "current_device_index", _backend.current_index)
     original_set = acc.set_device_index
 
