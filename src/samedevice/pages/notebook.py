@@ -114,7 +114,7 @@ def build_cells(case: Case) -> list[NotebookNode]:
              if case.verify == "cpu" else "%load_ext samedevice")
     if case.verify != "cpu" and case.devices_needed > 1:
         # the simulated machine (and the ranks the page spawns) get the GPUs the case needs
-        setup = f"%env SAMEDEVICE_GPUS={case.devices_needed}\n{setup}"
+        setup = f"import os\n\nos.environ[\"SAMEDEVICE_GPUS\"] = \"{case.devices_needed}\"\n{setup}"
     cells = [_md("\n".join(header)), _hidden(setup)]
 
     error = ["## Error", ""]
