@@ -19,9 +19,9 @@ def summary(model, input_size, batch_size=-1, device="cuda"):
     def register_hook(module):
         def hook(module, input, output):
             class_name = str(module.__class__).split(".")[-1].split("'")[0]
-            m_key = "%s-%i" % (class_name, len(summary) + 1)
+            m_key = f"{class_name}-{len(summary) + 1}"
             summary[m_key] = OrderedDict()
-            summary[m_key]["output_shape"] = [batch_size] + list(output.size())[1:]
+            summary[m_key]["output_shape"] = [batch_size, *list(output.size())[1:]]
             params = 0
             if hasattr(module, "weight") and hasattr(module.weight, "size"):
                 params += torch.prod(torch.LongTensor(list(module.weight.size())))
@@ -55,7 +55,7 @@ def summary(model, input_size, batch_size=-1, device="cuda"):
         h.remove()
 
     for layer, info in summary.items():
-        print("{:>20}  {:>25} {:>15}".format(layer, str(info["output_shape"]), "{0:,}".format(int(info["nb_params"]))))
+        print("{:>20}  {:>25} {:>15}".format(layer, str(info["output_shape"]), f"{int(info['nb_params']):,}"))
     return summary
 
 
