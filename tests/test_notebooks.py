@@ -72,6 +72,16 @@ def test_spawns_racy_sigterm_log_line_is_not_compared():
         ["W<time> <thread> torch/distributed/c10d.py:1] something else\n"]]
 
 
+def test_ranks_racy_barrier_warning_is_not_compared():
+    # A rank terminated by its sibling's failure may not reach barrier() and its warning.
+    warning = (".../site-packages/torch/distributed/c10d_logger.py:83: UserWarning: barrier(): using the "
+               "device under current context. You can specify `device_id` in `init_process_group` to "
+               "mute this warning.\n  return func(*args, **kwargs)\n")
+    assert comparable_outputs(_notebook_printing(warning)) == comparable_outputs(_notebook_printing())
+    other = ".../site-packages/torch/distributed/c10d_logger.py:83: UserWarning: something else\n"
+    assert comparable_outputs(_notebook_printing(warning + other)) == [[other]]
+
+
 @pytest.mark.parametrize(("got", "want"), [
     ("tensor(828.8502)\n", "tensor(828.8501)\n"),  # seen between two CPUs on this very page
     ("0.33319539\n", "0.33319538831710815\n"),

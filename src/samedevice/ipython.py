@@ -23,7 +23,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from samedevice.sim import _tracebacks
     from samedevice.sim.runner import STARTUP_DIR
 
-    gpus = os.environ.get("SAMEDEVICE_GPUS")  # a page whose program needs two GPUs sets it
+    gpus = os.environ.get("SAMEDEVICE_GPUS")  # a page whose case needs two GPUs sets it
     sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
     # Processes started from the notebook (spawned ranks, `!python ...`) see the same device.
     os.environ["SAMEDEVICE_SIM"] = mode

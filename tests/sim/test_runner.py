@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+import torch
 
 from samedevice.sim.runner import rank_exception, run_script
 
@@ -56,6 +57,19 @@ def test_cuda_mode_raises_cudas_message_and_cpu_mode_runs(tmp_path):
     assert sim.usage > 0
     cpu = run_script(prog, "cpu")
     assert cpu.ok and set(cpu.values()) == {"model", "out"}
+
+
+def test_cpu_mode_reads_a_cuda_legacy_type_cast_as_the_cast(tmp_path):
+    # torchsummary: torch.rand(2, 3).type(torch.cuda.FloatTensor) in the CPU reference run
+    prog = _script(tmp_path, """
+        import torch
+        x = torch.arange(3).type(torch.cuda.FloatTensor)
+        y = torch.arange(3).type("torch.cuda.DoubleTensor")
+    """)
+    cpu = run_script(prog, "cpu")
+    assert cpu.ok
+    assert {k: (str(v.device), v.dtype) for k, v in cpu.values().items()} == {
+        "x": ("cpu", torch.float32), "y": ("cpu", torch.float64)}
 
 
 def test_samedevice_run_returns_the_programs_exit_status(tmp_path):

@@ -127,8 +127,9 @@ def build_cells(case: Case) -> list[NotebookNode]:
     ]
     setup = ("# this case needs no accelerator: it runs on the unchanged CPU-only PyTorch"
              if case.verify == "cpu" else "%load_ext samedevice")
-    if case.verify != "cpu" and case.devices_needed > 1:  # the simulated machine gets the GPUs it needs
-        setup = f'import os\nos.environ["SAMEDEVICE_GPUS"] = "{case.devices_needed}"\n{setup}'
+    if case.verify != "cpu" and case.devices_needed > 1:
+        # the simulated machine (and the ranks the page spawns) get the GPUs the case needs
+        setup = f"import os\n\nos.environ[\"SAMEDEVICE_GPUS\"] = \"{case.devices_needed}\"\n{setup}"
     cells = [_md("\n".join(header)), _hidden(setup)]
 
     error = ["## Error", ""]
@@ -291,6 +292,12 @@ _SPAWN_TERMINATING = re.compile(
     r"^[IWEF]\d{4} [^\n]*torch/multiprocessing/spawn\.py:\d+\] Terminating process \d+ "
     r"via signal \w+\n?", re.MULTILINE)
 
+# c10d warns once per rank when `barrier()` picks the current device; a rank that another
+# rank's failure terminates first may never print it, so it is not compared either.
+_BARRIER_WARNING = re.compile(
+    r"^[^\n]*torch/distributed/c10d_logger\.py:\d+: UserWarning: barrier\(\): using the device "
+    r"under current context\.[^\n]*\n(?:  return func\(\*args, \*\*kwargs\)\n?)?", re.MULTILINE)
+
 
 def _path_prefixes() -> list[tuple[str, str]]:
     """Machine-specific path prefixes in tracebacks and what the page shows instead."""
@@ -340,7 +347,7 @@ def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
             if out.get("output_type") == "error":
                 texts.append("\n".join(out["traceback"]))
             elif out.get("output_type") == "stream":
-                text = _SPAWN_TERMINATING.sub("", out["text"])
+                text = _BARRIER_WARNING.sub("", _SPAWN_TERMINATING.sub("", out["text"]))
                 if text:
                     texts.append(text)
             elif "data" in out:

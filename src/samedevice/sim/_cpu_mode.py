@@ -31,6 +31,17 @@ def _to_cpu_spec(value: Any) -> Any:
     return value
 
 
+def _cuda_legacy_dtype(target: Any) -> torch.dtype | None:
+    """The dtype of ``torch.cuda.FloatTensor`` (the class or its name), else None."""
+    from ._machine import _LEGACY
+
+    if isinstance(target, str):
+        return _LEGACY.get(target.removeprefix("torch.cuda.")) if target.startswith("torch.cuda.") else None
+    if getattr(target, "__module__", None) == "torch.cuda":
+        return _LEGACY.get(getattr(target, "__name__", ""))
+    return None
+
+
 class CpuReference(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -38,6 +49,10 @@ class CpuReference(TorchFunctionMode):
             return args[0].to(_CPU)
         if func is Tensor.record_stream:
             return None  # CPU work is finished when the call returns: nothing to protect
+        if func is Tensor.type and len(args) > 1:
+            dtype = _cuda_legacy_dtype(args[1])
+            if dtype is not None:  # x.type(torch.cuda.FloatTensor): the cast, on the CPU
+                return args[0].to(dtype)
         if "device" in kwargs:
             kwargs = dict(kwargs)
             kwargs["device"] = _to_cpu_spec(kwargs["device"])

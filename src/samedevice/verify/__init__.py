@@ -191,8 +191,9 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     else:
         result = CaseResult(case, SKIP, device="sim", torch_version=torch_version)
         run_mode, ref_mode = "cuda", "cpu"
-        # the simulated machine has as many GPUs as the case needs (F8 cases ask for two)
-        extra_env["SAMEDEVICE_GPUS"] = str(case.devices_needed)
+        # the simulated machine has as many GPUs as the case needs (one by default), so
+        # `cuda:1` and `torch.cuda.set_device(rank)` work where two GPUs would
+        extra_env["SAMEDEVICE_GPUS"] = str(max(1, case.devices_needed))
 
     bad = run(broken, run_mode, timeout, extra_env=extra_env)
     problems = check_error(case, bad.exception, torch_version)
