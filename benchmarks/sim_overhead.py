@@ -7,8 +7,9 @@ Printed: median seconds per run and the sim/CPU ratio for
 * a tiny MLP (8 -> 16 -> 4, batch 32) trained 20 steps with SGD and 20 with Adam (goal <= 3x);
 * a 256 -> 2048 -> 10 MLP, batch 512, trained with Adam (goal <= 1.3x);
 
-plus the cost of ``import samedevice`` (must not import torch) and of ``sim.enable()``,
-each measured in fresh interpreters.
+each also with the CUDA machine mode's per-op addition (the memory statistics' tracker, on
+under ``samedevice run``), plus the cost of ``import samedevice`` (must not import torch) and
+of ``sim.enable()`` / ``sim.enable(alias_cuda=True)``, each measured in fresh interpreters.
 
     .venv/bin/python benchmarks/sim_overhead.py [--repeats 7] [--big-steps 100]
 """
@@ -16,6 +17,7 @@ each measured in fresh interpreters.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -50,9 +52,14 @@ def big(device: torch.device, steps: int) -> None:
         opt.step()
 
 
-def side_by_side(fn, repeats: int) -> tuple[float, float]:
+def side_by_side(fn, repeats: int, tracked: bool = False) -> tuple[float, float]:
+    """Median seconds on the CPU and on the simulated device (``tracked``: with the CUDA
+    machine mode's memory tracker counting every simulated allocation)."""
+    from samedevice.sim._memory import TRACKER
+
     dev = sim.enable()
     cpu_times, sim_times = [], []
+    TRACKER.on = tracked
     fn(torch.device("cpu"))
     fn(dev)  # warm both paths (op specs, allocator)
     for _ in range(repeats):
@@ -60,7 +67,13 @@ def side_by_side(fn, repeats: int) -> tuple[float, float]:
             start = time.perf_counter()
             fn(device)
             times.append(time.perf_counter() - start)
+    TRACKER.on = False
     return statistics.median(cpu_times), statistics.median(sim_times)
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def fresh(code: str, repeats: int = 5) -> float:
@@ -85,9 +98,25 @@ def main() -> None:
     c, s = side_by_side(tiny, 3 * args.repeats)
     print(f"tiny MLP, 20 SGD + 20 Adam steps:   cpu {c * 1e3:7.1f} ms   sim {s * 1e3:7.1f} ms   "
           f"ratio {s / c:4.2f}x  (goal <= 3x)")
+    c, s = side_by_side(tiny, 3 * args.repeats, tracked=True)
+    print(f"  the same, memory tracker on:      cpu {c * 1e3:7.1f} ms   sim {s * 1e3:7.1f} ms   "
+          f"ratio {s / c:4.2f}x  (goal <= 3x)")
     c, s = side_by_side(lambda d: big(d, args.big_steps), max(3, args.repeats // 2))
     print(f"256->2048->10 Adam, {args.big_steps} steps:      cpu {c:7.2f} s    sim {s:7.2f} s    "
           f"ratio {s / c:4.2f}x  (goal <= 1.3x)")
+    c, s = side_by_side(lambda d: big(d, args.big_steps), max(3, args.repeats // 2), tracked=True)
+    print(f"  the same, memory tracker on:      cpu {c:7.2f} s    sim {s:7.2f} s    "
+          f"ratio {s / c:4.2f}x  (goal <= 1.3x)")
+
+    from samedevice.sim._memory import TRACKER
+
+    TRACKER.on = True
+    tiny(sim.enable())
+    before = rss_mib()
+    for _ in range(50):  # 2,000 training steps
+        tiny(sim.enable())
+    print(f"memory, 2,000 more tiny steps with the tracker on: RSS {rss_mib() - before:+.1f} MiB, "
+          f"{len(TRACKER._starts)} live tracked blocks after the runs, peak {TRACKER.peak.get(0, 0)} bytes counted")
 
     imp = fresh("import time; t=time.perf_counter(); import samedevice, sys; "
                 "assert 'torch' not in sys.modules; print(time.perf_counter()-t)")

@@ -49,3 +49,20 @@ def test_gpu_marked_tests_are_skipped_with_a_reason_on_cpu_machines(tmp_path):
             raise AssertionError("must not run here")
     """, "-rs")
     assert out.returncode == 0 and "needs a CUDA GPU" in out.stdout
+
+
+def test_sim_gpus_sets_the_simulated_machine_and_gpu_tests_still_skip(tmp_path):
+    body = """
+        import pytest, torch
+
+        def test_count():
+            assert torch.cuda.is_available() and torch.cuda.device_count() == {n}
+
+        @pytest.mark.gpu
+        def test_on_gpu():
+            raise AssertionError("the simulated machine is no real GPU")
+    """
+    assert _run_pytest(tmp_path, body.format(n=1), "--sim-device=cuda").returncode == 0
+    assert _run_pytest(tmp_path, body.format(n=2), "--sim-device=cuda", "--sim-gpus=2").returncode == 0
+    (tmp_path / "pytest.ini").write_text("[pytest]\nsim_gpus = 3\n")
+    assert _run_pytest(tmp_path, body.format(n=3), "--sim-device=cuda").returncode == 0

@@ -23,7 +23,8 @@ def load_ipython_extension(ipython: Any) -> None:
     from samedevice.sim import _tracebacks
     from samedevice.sim.runner import STARTUP_DIR
 
-    sim.enable(alias_cuda=(mode == "cuda"))
+    gpus = os.environ.get("SAMEDEVICE_GPUS")  # a page whose program needs two GPUs sets it
+    sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
     # Processes started from the notebook (spawned ranks, `!python ...`) see the same device.
     os.environ["SAMEDEVICE_SIM"] = mode
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), os.environ.get("PYTHONPATH")]))

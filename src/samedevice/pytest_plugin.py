@@ -3,7 +3,8 @@
 * ``accelerator`` -- the real CUDA device when one exists, otherwise the simulated accelerator
   (enabled on first use). Tests written against it run on GPU runners and CPU runners alike.
 * ``--sim-device={off,sim,cuda}`` -- enable the simulator for the whole session before any
-  test runs (``cuda``: with the "cuda" alias, for code that says "cuda").
+  test runs (``cuda``: a simulated CUDA machine, for code that says "cuda");
+  ``--sim-gpus=N`` (ini ``sim_gpus``) -- how many GPUs it has (default 1).
 * ``@pytest.mark.gpu`` -- needs real CUDA; skipped with a visible reason elsewhere.
 
 Nothing is enabled unless asked for: installing samedevice does not change other test suites.
@@ -21,6 +22,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sim-device", choices=("off", "sim", "cuda"), default="off",
                     help="enable samedevice's simulated accelerator for the session "
                          "(cuda: code that says 'cuda' runs on it)")
+    group.addoption("--sim-gpus", type=int, default=None,
+                    help="how many GPUs the simulated CUDA machine has (default: ini sim_gpus, else 1)")
+    parser.addini("sim_gpus", "how many GPUs the simulated CUDA machine has (default 1)", default="1")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,13 +33,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if mode != "off":
         from samedevice import sim
 
-        sim.enable(alias_cuda=(mode == "cuda"))
+        gpus = config.getoption("--sim-gpus", default=None) or int(config.getini("sim_gpus") or 1)
+        sim.enable(alias_cuda=(mode == "cuda"), gpus=gpus if mode == "cuda" else None)
 
 
 def _cuda_available() -> bool:
+    """Real CUDA: the simulated machine answers ``torch.cuda.is_available()`` too, but a CPU
+    build says it was not built with CUDA."""
     import torch
 
-    return torch.cuda.is_available()
+    return torch.backends.cuda.is_built() and torch.cuda.is_available()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -12,7 +12,7 @@ def _setup(rank: int, port: int, device_kind: str) -> torch.device:
     if device_kind == "cuda":
         from samedevice import sim
 
-        sim.enable(alias_cuda=True)
+        sim.enable(alias_cuda=True, gpus=2)  # one simulated GPU per rank
         backend = "nccl"  # the simulated group takes NCCL's place under the alias
     else:
         backend = "gloo"

@@ -9,6 +9,9 @@ from PyTorch's CUDA code (its category below), independently of the yaml the sim
                 0-dim CPU operand, which is read as a scalar;
 * ``EXACT``  -- generated device check: any CPU operand raises ``got <arg> is on cpu``;
 * ``FREE``   -- CUDA accepts the CPU operand (copies, CPU indices into accelerator tensors).
+* ``KERNEL`` -- the CUDA kernel checks devices itself before any TensorIterator and raises its
+                own text (``message``, with ``{dev}`` for the accelerator), e.g.
+                ``masked_fill__cuda``; some of these reject a 0-dim CPU operand too.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from hypothesis import strategies as st
 
 from samedevice.testing import expect_device_error
 
-ITER, EXACT, FREE = "iter", "exact", "free"
+ITER, EXACT, FREE, KERNEL = "iter", "exact", "free", "kernel"
 F32, F64, I64 = torch.float32, torch.float64, torch.int64
 
 
@@ -39,6 +42,8 @@ class Op:
     mix: int = -1  # which operand goes to the CPU in the mixing check
     scalar_ok: bool = True  # ITER ops: does a 0-dim CPU operand get through? (False where the
     # Python wrapper broadcasts first: the expanded CPU view is no longer 0-dim)
+    message: str = ""  # KERNEL ops: CUDA's text when the mixed operand is on the CPU
+    scalar_rejected: bool = False  # a 0-dim CPU operand is rejected too (the kernel checks first)
 
 
 def rand(shape, dtype, g, low=-2.0, high=2.0):
@@ -119,6 +124,30 @@ def index_add_in(shape, dtype, g):
 def mask_in(shape, dtype, g):
     x = rand(shape, dtype, g)
     return [x, x > 0]
+
+
+def mask_value_in(shape, dtype, g):
+    x = rand(shape, dtype, g)
+    return [x, x > 0, torch.tensor(0.5, dtype=dtype)]
+
+
+def one_element_value_in(shape, dtype, g):
+    x = rand(shape, dtype, g)
+    return [x, x > 0, torch.tensor([0.5], dtype=dtype)]
+
+
+def index_put_in(shape, dtype, g):
+    n = shape[0]
+    return [rand((n, 3), dtype, g), torch.randint(0, n, (2,), generator=g), rand((2, 3), dtype, g)]
+
+
+def fill_in(shape, dtype, g):
+    return [rand(shape, dtype, g), torch.tensor(0.25, dtype=dtype)]
+
+
+def sorter_in(shape, dtype, g):
+    boundaries = rand((8,), dtype, g)
+    return [boundaries, rand(shape, dtype, g), torch.argsort(boundaries)]
 
 
 def image(shape, dtype, g):
@@ -314,7 +343,29 @@ OPS += [
     Op("index_add", lambda x, i, s: x.index_add(0, i, s), index_add_in, category=EXACT, argument="source"),
     Op("take", lambda x, i: torch.take(x, i), index_in, category=EXACT, argument="index"),
     Op("index_cpu_indices", lambda x, i: x[i], index_in, category=FREE),
-    Op("masked_fill", lambda x, m: x.masked_fill(m, 0.5), mask_in),
+    # masked_fill__cuda checks self and mask first, with no exception for a 0-dim CPU mask
+    Op("masked_fill", lambda x, m: x.masked_fill(m, 0.5), mask_in, category=KERNEL,
+       message="expected self and mask to be on the same device, but got mask on cpu and self on {dev}",
+       scalar_rejected=True),
+    Op("masked_fill_", lambda x, m: x.clone().masked_fill_(m, 0.5), mask_in, category=KERNEL,
+       message="expected self and mask to be on the same device, but got mask on cpu and self on {dev}",
+       scalar_rejected=True),
+    # ... and reads a 0-dim value tensor with .item(), from any device
+    Op("masked_fill_value_tensor", lambda x, m, v: x.masked_fill(m, v), mask_value_in, category=FREE),
+    # index_put: with accumulate CUDA's sort kernel wants the value on self's device (a 0-dim
+    # value is moved there first); without, a TensorIterator reads it
+    Op("index_put_accumulate", lambda x, i, v: x.index_put((i,), v, accumulate=True), index_put_in,
+       category=KERNEL, message="expected device {dev} but got device cpu for value tensor"),
+    Op("index_put", lambda x, i, v: x.index_put((i,), v), index_put_in),
+    # one CPU element under a boolean mask on self's device: index_put_ becomes masked_fill_
+    Op("index_put_mask_one_value", lambda x, m, v: x.index_put((m,), v), one_element_value_in, category=FREE),
+    Op("fill_tensor", lambda x, v: x.clone().fill_(v), fill_in, category=FREE),
+    Op("fill_tensor_cpu_self", lambda x, v: x.clone().fill_(v), fill_in, category=FREE, mix=0),
+    # index_fill_ restrides the index to self's rank: a 0-dim CPU index is no scalar there
+    Op("index_fill", lambda x, i: x.index_fill(0, i, 1.5), index_in, scalar_ok=False, scalar_rejected=True),
+    Op("searchsorted_sorter", lambda s, x, srt: torch.searchsorted(s, x, sorter=srt), sorter_in,
+       category=KERNEL, scalar_ok=False, message="torch.searchsorted(): sorter and boundary tensors should have same device "
+       "type, but got sorter tensor device type cpu and input value tensor device type {dev}"),
     Op("embedding", lambda i, w: F.embedding(i, w), emb_in, category=EXACT, argument="index", mix=0),
     Op("cat", lambda a, b: torch.cat([a, b]), two, category=EXACT, argument="tensors"),
     Op("stack", lambda a, b: torch.stack([a, b]), two, category=EXACT, argument="tensors"),
@@ -394,9 +445,33 @@ def test_mixing_a_cpu_operand_raises_exactly_when_cuda_does(simdev, op):
     elif op.category == "conv":
         with expect_device_error(template="T3", argument="weight"):
             op.fn(*moved)
+    elif op.category == KERNEL:
+        with pytest.raises(RuntimeError) as info:
+            op.fn(*moved)
+        assert str(info.value) == op.message.format(dev=simdev_text(simdev))
 
 
-@pytest.mark.parametrize("op", [o for o in MIXABLE if o.category == ITER and o.scalar_ok],
+def simdev_text(device: torch.device) -> str:
+    return f"{device.type}:{device.index or 0}"
+
+
+@pytest.mark.parametrize("op", [o for o in MIXABLE if o.scalar_rejected], ids=lambda o: o.name)
+def test_a_cpu_scalar_tensor_is_rejected_where_the_kernel_checks_first(simdev, op):
+    g = torch.Generator().manual_seed(0)
+    inputs = op.make((3, 2), op.dtypes[0], g)
+    moved = _on(simdev, inputs)
+    moved[op.mix] = inputs[op.mix].reshape(-1)[0].clone()  # 0-dim CPU tensor: CUDA rejects it here
+    if op.category == KERNEL:
+        with pytest.raises(RuntimeError) as info:
+            op.fn(*moved)
+        assert str(info.value) == op.message.format(dev=simdev_text(simdev))
+    else:
+        with expect_device_error(template="T1", devices=("sim:0", "cpu")):
+            op.fn(*moved)
+
+
+@pytest.mark.parametrize("op", [o for o in MIXABLE if o.category in (ITER, KERNEL) and o.scalar_ok
+                                and not o.scalar_rejected],
                          ids=lambda o: o.name)
 def test_a_cpu_scalar_tensor_is_read_as_a_scalar(simdev, op):
     g = torch.Generator().manual_seed(0)

@@ -19,11 +19,24 @@ def _script(tmp_path, body: str):
     return path
 
 
-def test_a_program_that_picks_the_cpu_never_uses_the_accelerator(tmp_path):
+def test_the_is_available_idiom_picks_the_simulated_gpu_and_shows_the_bug(tmp_path):
     prog = _script(tmp_path, """
         import torch
-        device = "cuda" if torch.cuda.is_available() else "cpu"   # False under the simulator
+        device = "cuda" if torch.cuda.is_available() else "cpu"   # True on the simulated machine
         model = torch.nn.Linear(3, 2).to(device)
+        out = model(torch.ones(4, 3))
+    """)
+    result = run_script(prog, "cuda")
+    assert result.exception["message"] == (
+        "Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)")
+    assert result.usage > 0
+
+
+def test_a_program_that_stays_on_the_cpu_never_uses_the_accelerator(tmp_path):
+    prog = _script(tmp_path, """
+        import torch
+        model = torch.nn.Linear(3, 2)
         out = model(torch.ones(4, 3))
     """)
     result = run_script(prog, "cuda")
@@ -57,3 +70,30 @@ def test_samedevice_run_returns_the_programs_exit_status(tmp_path):
 def test_rank_exception_reads_the_last_exception_line():
     text = "\n-- Process 1 terminated with the following error:\nTraceback ...\n  File x\nRuntimeError: No backend type associated with device type cpu\n"
     assert rank_exception(text) == ("RuntimeError", "No backend type associated with device type cpu")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "samedevice", "run", *args], capture_output=True, text=True)
+
+
+def test_samedevice_run_never_gives_a_silent_all_clear(tmp_path):
+    prog = _script(tmp_path, "import torch; print(torch.ones(2).sum().item())")
+    out = _run(str(prog))
+    assert out.returncode == 4 and out.stdout == "2.0\n"
+    assert out.stderr == (f"samedevice: {prog} never put a tensor on the simulated GPU: it ran entirely on the "
+                          "CPU, so it proves nothing about device placement (--allow-cpu accepts this)\n")
+    assert _run("--allow-cpu", str(prog)).returncode == 0
+    assert _run("--cpu", str(prog)).returncode == 0  # the reference run is on the CPU by design
+
+
+def test_samedevice_run_gpus_sets_the_machine(tmp_path):
+    prog = _script(tmp_path, """
+        import torch
+        print(torch.cuda.device_count(), torch.accelerator.device_count(), torch.ones(1).cuda(1).device)
+    """)
+    assert _run("--gpus", "2", str(prog)).stdout == "2 2 cuda:1\n"
+    one = _run(str(prog))
+    assert one.returncode == 1
+    assert "torch.AcceleratorError: CUDA error: invalid device ordinal\nGPU device may be out of range" in one.stderr
+    bad = _run("--gpus", "0", str(prog))
+    assert bad.returncode == 2 and bad.stderr.endswith("--gpus wants 1 to 16 GPUs, not 0\n")

@@ -112,6 +112,8 @@ def build_cells(case: Case) -> list[NotebookNode]:
     ]
     setup = ("# this case needs no accelerator: it runs on the unchanged CPU-only PyTorch"
              if case.verify == "cpu" else "%load_ext samedevice")
+    if case.verify != "cpu" and case.devices_needed > 1:  # the simulated machine gets the GPUs it needs
+        setup = f'import os\nos.environ["SAMEDEVICE_GPUS"] = "{case.devices_needed}"\n{setup}'
     cells = [_md("\n".join(header)), _hidden(setup)]
 
     error = ["## Error", ""]

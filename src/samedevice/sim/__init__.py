@@ -16,18 +16,24 @@ import torch
 
 from . import _backend
 from ._naming import BACKEND, SPELLING
+from ._registry import Unsupported
 
-__all__ = ["DEVICE_COUNT", "cuda_alias", "device", "enable", "is_enabled", "set_alias", "usage"]
+__all__ = ["DEVICE_COUNT", "Unsupported", "cuda_alias", "device", "device_count", "enable", "is_enabled",
+           "set_alias", "usage"]
 
 DEVICE_COUNT = _backend.DEVICE_COUNT
 
 
-def enable(alias_cuda: bool = False) -> torch.device:
+def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
     """Register the simulated accelerator (once per process) and return its device.
 
-    With ``alias_cuda=True`` the "cuda" alias is switched on as well (see :func:`set_alias`).
+    With ``alias_cuda=True`` the "cuda" alias is switched on as well (see :func:`set_alias`):
+    the process looks like a machine with ``gpus`` CUDA GPUs (default 1). Without the alias
+    the simulator keeps two devices (``sim:0``, ``sim:1``) unless ``gpus`` says otherwise.
     Enabling is process-wide and cannot be undone; the alias can be switched off again.
     """
+    if gpus is not None or alias_cuda:
+        _backend.set_device_count(1 if gpus is None else gpus)
     _backend.register()
     from . import dist
 
@@ -45,14 +51,16 @@ def set_alias(on: bool) -> None:
     """Switch the "cuda" alias on or off for this thread (the simulator must be enabled)."""
     if not _backend.is_registered():
         raise RuntimeError("samedevice.sim.enable() must run before the cuda alias is switched on")
-    from . import _alias, dist
+    from . import _alias, _machine, dist
 
     if on:
         SPELLING.alias_cuda = True
         _alias.enable()
+        _machine.install()
         dist.alias_nccl()
     else:
         _alias.disable()
+        _machine.uninstall()
         SPELLING.alias_cuda = False
 
 
@@ -65,6 +73,11 @@ def cuda_alias(on: bool = True) -> Iterator[None]:
         yield
     finally:
         set_alias(before)
+
+
+def device_count() -> int:
+    """How many simulated GPUs the process has (``torch.cuda.device_count()`` under the alias)."""
+    return _backend.DEVICE_COUNT
 
 
 def device(index: int = 0) -> torch.device:

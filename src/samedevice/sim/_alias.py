@@ -10,9 +10,9 @@ torch call made by user code and
 * rewrites sim spellings in exceptions raised by PyTorch itself (``can't convert sim:0 ...``).
 
 Code *inside* torch functions runs with the mode disabled (TorchFunctionMode semantics), so
-PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA.
-``torch.cuda.is_available()`` stays False, so ``"cuda" if torch.cuda.is_available() else "cpu"``
-still picks the CPU: such snippets are reported as never using the accelerator.
+PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA. The mode is
+pushed in every thread started while the alias is on (worker threads, thread pools). What
+``torch.cuda`` itself answers is ``_machine``'s job.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ._naming import BACKEND, respell
+from . import _backend
+from ._naming import BACKEND, INVALID_ORDINAL, respell
 
 Tensor = torch.Tensor
 _DEVICE = Tensor.device
@@ -34,13 +35,21 @@ _SIM_REPR = re.compile(rf"device='{BACKEND}:(\d+)'")
 
 
 def _to_sim(value: Any) -> Any:
-    """Map a CUDA device spec to the simulated device; leave everything else alone."""
+    """Map a CUDA device spec to the simulated device; leave everything else alone.
+
+    An index past the last simulated GPU raises CUDA's ``invalid device ordinal``.
+    """
     if isinstance(value, str):
         if value == "cuda" or value.startswith("cuda:"):
-            return torch.device(BACKEND + value[4:])
-        return value
+            value = torch.device(value)
+        else:
+            return value
     if isinstance(value, torch.device) and value.type == "cuda":
-        return torch.device(BACKEND, value.index) if value.index is not None else torch.device(BACKEND)
+        if value.index is None:
+            return torch.device(BACKEND)
+        if value.index >= _backend.DEVICE_COUNT:
+            raise torch.AcceleratorError(INVALID_ORDINAL)
+        return torch.device(BACKEND, value.index)
     return value
 
 
@@ -62,8 +71,10 @@ class CudaAlias(TorchFunctionMode):
             return t.device.type in ("cuda", BACKEND)
         if func is Tensor.cuda:
             return _cuda_method(*args, **kwargs)
-        if func is Tensor.type and len(args) == 1 and not kwargs:
-            return respell(func(*args))
+        if func is Tensor.type:
+            if len(args) == 1 and not kwargs:
+                return respell(func(*args))
+            return _legacy_type(func, args, kwargs)
         if "device" in kwargs:
             kwargs = dict(kwargs)
             kwargs["device"] = _to_sim(kwargs["device"])
@@ -83,6 +94,26 @@ class CudaAlias(TorchFunctionMode):
         return result
 
 
+def _legacy_type(func: Any, args: tuple, kwargs: dict) -> Any:
+    """``x.type(torch.cuda.FloatTensor)`` / ``x.type("torch.cuda.FloatTensor")``: a move and a cast."""
+    __tracebackhide__ = True
+    target = args[1] if len(args) > 1 else kwargs.get("dtype")
+    name = target if isinstance(target, str) else getattr(target, "__name__", None)
+    module = "torch.cuda" if isinstance(target, str) else getattr(target, "__module__", None)
+    if isinstance(target, str) and target.startswith("torch.cuda."):
+        name = target.removeprefix("torch.cuda.")
+    elif module != "torch.cuda" or isinstance(target, str):
+        return func(*args, **kwargs)
+    from ._cuda_api import _LEGACY
+
+    dtype = _LEGACY.get(name or "")
+    if dtype is None:
+        return func(*args, **kwargs)
+    with torch._C.DisableTorchFunction():
+        return args[0].to(torch.device(BACKEND, _backend.current_index()), dtype,
+                          non_blocking=kwargs.get("non_blocking", False))
+
+
 def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
     """``Tensor.cuda(device=None)``: the current simulated device, or the one given."""
     __tracebackhide__ = True
@@ -91,7 +122,7 @@ def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, *
 
         target = torch.device(BACKEND, current_index())
     elif isinstance(device, int):
-        target = torch.device(BACKEND, device)
+        target = _to_sim(torch.device("cuda", device))
     else:
         target = _to_sim(torch.device(device) if isinstance(device, str) else device)
     return self.to(target, non_blocking=non_blocking, **kwargs)
@@ -130,14 +161,44 @@ _serialization_registered = False
 
 
 def enable() -> None:
-    """Push the alias mode for this thread (once), and make checkpoints say "cuda"."""
+    """Push the alias mode for this thread (once) and every thread started from now on, and
+    make checkpoints say "cuda"."""
     global _mode, _serialization_registered
     if _mode is None:
         _mode = CudaAlias()
         _mode.__enter__()
     if not _serialization_registered:
         _register_serialization()
+        _respell_fake_tensor_errors()
         _serialization_registered = True
+    _follow_threads()
+
+
+def _follow_threads() -> None:
+    from . import _threads
+
+    _threads.follow(lambda: CudaAlias() if _mode is not None else None)
+
+
+def _respell_fake_tensor_errors() -> None:
+    """``torch.compile`` reports a device mismatch found while tracing with fake tensors.
+
+    Dynamo turns ``FakeTensorDeviceMismatchError`` into graph break GB5173 and quotes its text
+    ("... found at least two devices, cpu and cuda:0!"); the exception is made deep inside
+    tracing, outside the alias mode's reach, so its message is respelled where it is built.
+    """
+    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError
+
+    original = FakeTensorDeviceMismatchError.__init__
+    if getattr(original, "_samedevice", False):
+        return
+
+    def __init__(self: FakeTensorDeviceMismatchError, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        _respell_exception(self)
+
+    __init__._samedevice = True  # type: ignore[attr-defined]
+    FakeTensorDeviceMismatchError.__init__ = __init__  # type: ignore[method-assign]
 
 
 def disable() -> None:

@@ -15,14 +15,23 @@ from typing import Any
 import torch
 
 from . import _kernel, _optable
-from ._naming import BACKEND
+from ._naming import BACKEND, INVALID_ORDINAL, SPELLING
 
-DEVICE_COUNT = 2  # sim:0 and sim:1, so multi-GPU placement bugs reproduce on a CPU
+DEVICE_COUNT = 2  # sim:0 and sim:1 by default; the CUDA machine mode sets its GPU count
 
 _lock = threading.Lock()
 _registered = False
 _libraries: list[torch.library.Library] = []  # kept alive: dropping them unregisters kernels
 _state = threading.local()
+
+
+def set_device_count(n: int) -> None:
+    """Give the simulated machine ``n`` GPUs (``torch.cuda.device_count()`` under the alias)."""
+    global DEVICE_COUNT
+    n = int(n)
+    if not 1 <= n <= 16:
+        raise ValueError(f"the simulated machine has 1 to 16 GPUs, not {n}")
+    DEVICE_COUNT = n
 
 
 def current_index() -> int:
@@ -32,6 +41,8 @@ def current_index() -> int:
 def _set_index(index: int) -> None:
     index = int(index)
     if not 0 <= index < DEVICE_COUNT:
+        if SPELLING.alias_cuda:
+            raise torch.AcceleratorError(INVALID_ORDINAL)
         raise RuntimeError(f"Invalid device index {index}: the simulated accelerator has {DEVICE_COUNT} devices")
     _state.index = index
 

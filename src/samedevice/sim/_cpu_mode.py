@@ -4,7 +4,10 @@
 the plain CPU -- and comparing what it computed. Snippets say ``"cuda"`` as their users did,
 so the reference run maps CUDA device specs (``device="cuda"``, ``.cuda()``, ``.to("cuda:1")``,
 ``torch.Generator(device="cuda")``, ``map_location="cuda"``, ``backend="nccl"``) to the CPU.
-Nothing of the simulator is loaded in this mode.
+The simulator's kernels are not loaded in this mode; the CUDA machine's ``torch.cuda``
+answers are (``_machine.install(target="cpu")``), so a program takes the same path as in the
+simulated run: ``torch.cuda.is_available()`` is True, streams and events work, a bare
+``DataParallel`` stays on one device, ``torch.compile`` uses ``aot_eager`` as the simulated run does.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class CpuReference(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is Tensor.cuda:
             return args[0].to(_CPU)
+        if func is Tensor.record_stream:
+            return None  # CPU work is finished when the call returns: nothing to protect
         if "device" in kwargs:
             kwargs = dict(kwargs)
             kwargs["device"] = _to_cpu_spec(kwargs["device"])
@@ -50,9 +55,50 @@ def enable() -> None:
         return
     _mode = CpuReference()
     _mode.__enter__()
+    from . import _machine, _threads
+
+    _machine.install(target="cpu")
+    _threads.follow(CpuReference)
+    _patch_data_parallel()
+    _patch_compile()
+    _patch_autocast()
     _patch_generator()
     _patch_load()
     _patch_distributed()
+
+
+def _patch_data_parallel() -> None:
+    """``DataParallel`` over the CPU: the module runs as it is (its one-device path)."""
+    import importlib
+
+    data_parallel = importlib.import_module("torch.nn.parallel.data_parallel")
+    data_parallel._get_available_device_type = lambda: None
+
+
+def _patch_compile() -> None:
+    """Compile as the simulated run does (``aot_eager``), so both compute the same thing."""
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(model: Any = None, *args: Any, backend: Any = "inductor", **kwargs: Any) -> Any:
+        return original(model, *args, backend="aot_eager" if backend == "inductor" else backend, **kwargs)
+
+    torch.compile = compile
+
+
+def _patch_autocast() -> None:
+    """``torch.autocast("cuda", dtype)`` casts the CPU tensors as CPU autocast does (same dtype),
+    as the simulated run casts per CUDA's lists; the lists agree for the common ops
+    (linear/matmul/conv low precision, losses and reductions float32)."""
+    from torch.amp import autocast_mode
+
+    original = autocast_mode.autocast.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
+        original(self, "cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+
+    autocast_mode.autocast.__init__ = __init__  # type: ignore[method-assign]
 
 
 def _patch_generator() -> None:

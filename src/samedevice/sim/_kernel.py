@@ -44,6 +44,7 @@ class OpSpec:
         "check",
         "device_kw",
         "generator",
+        "kernel_check",
         "kind",
         "kw_tensors",
         "list_pos",
@@ -66,6 +67,7 @@ class OpSpec:
             facts = _optable.OpFacts(_optable.NOCHECK, False, self.name.replace(".", "_"))
         self.check = facts.check
         self.wrapper = facts.wrapper
+        self.kernel_check = _checks.KERNEL_CHECKS.get(self.name)
         tensor_pos: list[int] = []
         list_pos: list[int] = []
         kw_tensors: list[str] = []
@@ -366,8 +368,11 @@ def _check_mixed(spec: OpSpec, args: tuple, kwargs: dict) -> int:
     """Apply CUDA's rule for this op to arguments on several devices; return the output index."""
     __tracebackhide__ = True
     check = spec.check
-    if check == _optable.EXACT:
+    if check == _optable.EXACT:  # the generated wrapper checks before the kernel runs
         _checks.check_exact(spec.named_tensors(args, kwargs), spec.wrapper)
+    if spec.kernel_check is not None:
+        if spec.kernel_check(args, kwargs) == _checks.ITER_AFTER:
+            _checks.check_iter(spec.operands(args, kwargs))
     elif check == _optable.ITER:
         _checks.check_iter(spec.operands(args, kwargs))
     elif check == _optable.FOREACH:

@@ -35,6 +35,18 @@ _LEGACY_TYPE = {
 }
 
 
+# torch.AcceleratorError's text for a device index past the last GPU (c10/cuda/CUDAException.h
+# and CUDAMiscFunctions.cpp, PyTorch >= 2.8), raised under the alias as on a GPU machine.
+INVALID_ORDINAL = (
+    "CUDA error: invalid device ordinal\n"
+    "GPU device may be out of range, do you have enough GPUs?\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
+
+
 def device_type_text() -> str:
     return "cuda" if SPELLING.alias_cuda else BACKEND
 

@@ -12,6 +12,16 @@
   the workspaces their backward kernels read. ATen's own ``check_device`` runs before them,
   so a CPU hidden state still raises PyTorch's genuine "Input and hidden tensors are not at
   the same device" message.
+* ``scaled_dot_product_attention``: ATen picks a kernel through a per-device stub that a Python
+  backend cannot fill, so a PrivateUse1 input always takes the math path while the same program
+  on the CPU takes the CPU flash kernel -- results differ in the last bits and an optimizer
+  amplifies that. The kernel here asks the CPU which kernel it would choose and calls that one
+  (``_scaled_dot_product_flash_attention_for_cpu`` has its own backward), so a simulated run
+  equals the CPU run bit for bit. It sits at ``AutogradPrivateUse1``, in front of the composite.
+  A mask on another device takes the math path (CUDA's fallback), whose TensorIterator rejects
+  it. Which message CUDA prints for that depends on the kernel the GPU picks (math:
+  ``found at least two devices``; memory-efficient or cuDNN: their generated check naming
+  ``attn_bias``), so the simulator gives the math path's.
 * ``_pin_memory``: pinning asks the accelerator's hooks for a pinned allocator; on a CPU-only
   machine ordinary memory is what a copy gets anyway.
 """
@@ -19,6 +29,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -148,8 +159,74 @@ def fused_gru_cell_backward(grad_hy, workspace, has_bias):
     return (*(from_cpu(x, index) for x in outs), None, None)
 
 
+# -- attention ---------------------------------------------------------------------------------
+
+_SDP_FLASH = 1  # sdp::SDPBackend::flash_attention
+
+
+def _bool_mask_to_additive(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """``convert_boolean_attn_mask`` (aten/src/ATen/native/transformers/attention.cpp)."""
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    with torch._C._ExcludeDispatchKeyGuard(_AUTOGRAD_SIM):
+        return torch.where(
+            mask.logical_not(), -float("inf"), torch.scalar_tensor(0.0, dtype=dtype, device=mask.device)
+        )
+
+
+_AUTOGRAD_SIM = torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradPrivateUse1)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                 scale=None, enable_gqa=False):
+    __tracebackhide__ = True
+    qkv = (query, key, value)
+    if query.device != key.device or query.device != value.device:
+        from ._naming import device_text
+
+        raise RuntimeError(
+            "Expected query, key, and value to have the same device type, but got query.device: "
+            f"{device_text(query.device)} key.device: {device_text(key.device)} and value.device: "
+            f"{device_text(value.device)} instead."
+        )
+    cpu = tuple(_cpu(t) for t in qkv)
+    choice = torch._fused_sdp_choice(*cpu, _cpu(attn_mask), dropout_p, is_causal, scale=scale,
+                                     enable_gqa=enable_gqa)
+    mask_here = attn_mask is None or attn_mask.device == query.device
+    if choice == _SDP_FLASH and is_sim(query) and mask_here:
+        mask = _bool_mask_to_additive(attn_mask, query.dtype)
+        return aten._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
+    if query.dtype != key.dtype or query.dtype != value.dtype or min(t.dim() for t in qkv) < 2:
+        # validate_sdpa_input's other checks: the CPU raises the same text
+        aten.scaled_dot_product_attention.default(*cpu, _cpu(attn_mask), dropout_p, is_causal,
+                                                  scale=scale, enable_gqa=enable_gqa)
+    mask = _bool_mask_to_additive(attn_mask, query.dtype)
+    return aten._scaled_dot_product_attention_math(
+        query, key, value, mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)[0]
+
+
+_PINNED: set[int] = set()  # data pointers of CPU storages made by pin_memory(), while alive
+
+
 def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-    return self.clone()
+    """A copy in ordinary memory that ``is_pinned()`` reports as pinned (page-locking would buy
+    nothing: the simulated GPU reads host memory anyway)."""
+    out = self.clone()
+    storage = out.untyped_storage()
+    ptr = storage.data_ptr()
+    if ptr:
+        _PINNED.add(ptr)
+        weakref.finalize(storage, _PINNED.discard, ptr)
+    return out
+
+
+def is_pinned(self: torch.Tensor, device: Any = None) -> bool:
+    return self.untyped_storage().data_ptr() in _PINNED
+
+
+def record_stream(self: torch.Tensor, stream: Any) -> None:
+    """Nothing to protect: a simulated kernel has finished when its call returns."""
 
 
 KERNELS = {
@@ -160,6 +237,9 @@ KERNELS = {
     ("_thnn_fused_gru_cell", "PrivateUse1"): fused_gru_cell,
     ("_thnn_fused_gru_cell_backward", "PrivateUse1"): fused_gru_cell_backward,
     ("_pin_memory", "CPU"): pin_memory,
+    ("is_pinned", "CPU"): is_pinned,
+    ("record_stream", "PrivateUse1"): record_stream,
+    ("scaled_dot_product_attention", "AutogradPrivateUse1"): scaled_dot_product_attention,
 }
 
 

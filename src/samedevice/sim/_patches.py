@@ -144,14 +144,10 @@ def _indices_rule(op: torch._ops.OpOverload):
             spec_holder.append(_kernel.spec_for(op))
         spec = spec_holder[0]
         if _is_sim(self):
-            # CUDA moves the indices to the tensor's device; values follow TensorIterator
-            # rules (a CPU 0-dim value is read as a scalar).
-            values = [a for a in args if isinstance(a, torch.Tensor)]
-            for v in values:
-                if (not _is_sim(v) and not (v.is_cpu and v.dim() == 0)) or (
-                    _is_sim(v) and v.device != self.device
-                ):
-                    _checks.check_iter([(self, True), (v, False)])
+            # CUDA moves the indices to the tensor's device; the value has its own rules.
+            if args and isinstance(args[0], torch.Tensor):
+                accumulate = bool(args[1] if len(args) > 1 else kwargs.get("accumulate", False))
+                _checks.check_index_put_value(self, indices, args[0], accumulate)
             cpu_indices = [_cpu(i) if isinstance(i, torch.Tensor) else i for i in indices]
             cpu_args = [_cpu(a) if isinstance(a, torch.Tensor) else a for a in args]
             cpu_kwargs = {k: _cpu(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
@@ -273,7 +269,8 @@ def install(aten_lib: torch.library.Library) -> None:
     _libraries.append(fallthrough)
     _single_threaded_backward()
     _patch_storages()
-    from . import _nn_kernels, _runtime
+    from . import _amp, _nn_kernels, _runtime
 
+    _amp.patch_autocast()
     _nn_kernels.install(aten_lib)
     _runtime.install()

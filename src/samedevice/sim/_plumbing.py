@@ -18,6 +18,8 @@ import ctypes
 
 import torch
 
+from ._memory import TRACKER
+
 _DL_CPU = 1
 _DL_EXT_DEV = 12  # DLPack's "extension device": PyTorch maps it to PrivateUse1
 
@@ -58,6 +60,8 @@ USAGE = _Usage()
 def from_cpu(c: torch.Tensor, index: int) -> torch.Tensor:
     """A ``sim:index`` tensor sharing the CPU tensor ``c``'s memory and geometry."""
     USAGE.created += 1
+    if TRACKER.on:
+        TRACKER.add(c, index)
     return _retarget(c, _DL_EXT_DEV, index)
 
 

@@ -26,7 +26,8 @@ def start(mode: str) -> None:
     elif mode in ("cuda", "sim"):
         from samedevice import sim
 
-        sim.enable(alias_cuda=(mode == "cuda"))
+        gpus = os.environ.get("SAMEDEVICE_GPUS")
+        sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
     elif mode != "plain":
         print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu or plain", file=sys.stderr)
         raise SystemExit(2)
@@ -36,6 +37,7 @@ def start(mode: str) -> None:
     if mode in ("cuda", "sim"):
         _strip_formatted_tracebacks()
         _strip_uncaught_tracebacks()
+        _strip_wrapped_tracebacks()
     result = os.environ.pop("SAMEDEVICE_RESULT", None)
     if result:
         _Recorder(result, mode).install()
@@ -77,6 +79,28 @@ def _strip_formatted_tracebacks() -> None:
         return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=limit, chain=chain))
 
     traceback.format_exc = format_exc
+
+
+def _strip_wrapped_tracebacks() -> None:
+    """DataParallel replicas and DataLoader workers re-raise a thread's or worker's error with
+    its formatted traceback in the message (``torch._utils.ExceptionWrapper``): leave the
+    simulator's frames out of that text too."""
+    import torch._utils
+
+    wrapper = torch._utils.ExceptionWrapper
+    original = wrapper.__init__
+
+    def __init__(self: Any, exc_info: Any = None, where: str = "in background") -> None:
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        if exc_info[1] is not None:
+            from ._tracebacks import strip_exception
+
+            strip_exception(exc_info[1])
+            exc_info = (exc_info[0], exc_info[1], exc_info[1].__traceback__)
+        original(self, exc_info, where)
+
+    wrapper.__init__ = __init__
 
 
 def _frames(tb: Any) -> list[dict]:

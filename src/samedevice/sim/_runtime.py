@@ -57,11 +57,20 @@ def _wrap(module: Any, name: str, replacement: Callable[..., Any]) -> None:
 def _patch_accelerator() -> None:
     acc = torch.accelerator
     _wrap(acc, "synchronize", lambda device=None: None)
-    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
-        _wrap(acc, name, lambda device_index=None: 0)
-    for name in ("empty_cache", "reset_peak_memory_stats", "reset_accumulated_memory_stats"):
-        _wrap(acc, name, lambda *a, **k: None)
-    _wrap(acc, "memory_stats", lambda device_index=None: {})
+    # Memory statistics: the simulated GPUs' tracker (see _memory), as torch.cuda reports them.
+    from ._memory import TRACKER
+
+    def _idx(device_index: Any = None) -> int:
+        return _backend.current_index() if device_index is None else torch._utils._get_device_index(device_index, optional=True)
+
+    _wrap(acc, "memory_allocated", lambda device_index=None: TRACKER.allocated.get(_idx(device_index), 0))
+    _wrap(acc, "max_memory_allocated", lambda device_index=None: TRACKER.peak.get(_idx(device_index), 0))
+    _wrap(acc, "memory_reserved", lambda device_index=None: TRACKER.reserved.get(_idx(device_index), 0))
+    _wrap(acc, "max_memory_reserved", lambda device_index=None: TRACKER.peak_reserved.get(_idx(device_index), 0))
+    _wrap(acc, "empty_cache", lambda *a, **k: TRACKER.empty_cache())
+    _wrap(acc, "reset_peak_memory_stats", lambda device_index=None: TRACKER.reset_peak(_idx(device_index)))
+    _wrap(acc, "reset_accumulated_memory_stats", lambda *a, **k: None)
+    _wrap(acc, "memory_stats", lambda device_index=None: TRACKER.stats(_idx(device_index)))
     _wrap(acc, "current_device_index", _backend.current_index)
     original_set = acc.set_device_index
 
@@ -169,10 +178,33 @@ def _patch_compile() -> None:
                     UserWarning,
                     stacklevel=2,
                 )
+        hide_simulator_in_dynamo_stacks()
         return original(model, *args, backend=backend, **kwargs)
 
     compile._samedevice = True  # type: ignore[attr-defined]
     torch.compile = compile
+
+
+def hide_simulator_in_dynamo_stacks() -> None:
+    """Dynamo quotes the traced user stack ("from user code:") in its errors; the alias's
+    ``__torch_function__`` is traced too, and a CUDA user's stack has no such frame."""
+    import traceback
+
+    from torch._dynamo import exc
+
+    original = exc.get_real_stack
+    if getattr(original, "_samedevice", False):
+        return
+
+    def get_real_stack(e: Exception, frame: Any = None) -> Any:
+        stack = original(e, frame)
+        if stack is None:
+            return None
+        return traceback.StackSummary.from_list(
+            [f for f in stack if "/samedevice/" not in f.filename.replace("\\", "/")])
+
+    get_real_stack._samedevice = True  # type: ignore[attr-defined]
+    exc.get_real_stack = get_real_stack
 
 
 # -- DataParallel -------------------------------------------------------------------------------

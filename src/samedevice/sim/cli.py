@@ -1,8 +1,11 @@
-"""``samedevice run SCRIPT [ARGS ...]``: run a program as ``python SCRIPT ARGS`` would, on the
-simulated accelerator answering to "cuda" (or as the plain-CPU reference run, with ``--cpu``).
+"""``samedevice run SCRIPT [ARGS ...]``: run a program as ``python SCRIPT ARGS`` would, on a
+simulated CUDA machine (``--gpus N`` GPUs, default 1), or as the plain-CPU reference run
+(``--cpu``).
 
 The program runs in a fresh interpreter with the terminal's input and output; processes it
-starts (``torch.multiprocessing.spawn``) see the same device. Its exit status is returned.
+starts (``torch.multiprocessing.spawn``) see the same machine. Its exit status is returned --
+except that a program which ended well without ever putting a tensor on the simulated GPU is
+no all-clear: it is reported, with exit status :data:`NEVER_USED_GPU` (``--allow-cpu`` accepts it).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from samedevice.cli import UserError
@@ -25,8 +29,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--sim-name", action="store_const", const="sim", dest="mode",
                      help="keep the simulator's own name in messages (sim:0, wrapper_PrivateUse1_...)")
     parser.set_defaults(mode="cuda")
+    parser.add_argument("--gpus", type=_gpu_count, default=1, metavar="N",
+                        help="how many simulated GPUs the machine has (default 1)")
+    parser.add_argument("--allow-cpu", action="store_true",
+                        help="accept a program that never puts a tensor on the GPU (exit status 0)")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+
+
+NEVER_USED_GPU = 4  # exit status: the program ran, but entirely on the CPU
+
+
+def _gpu_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gpus wants a whole number, not {text!r}") from None
+    if not 1 <= n <= 16:
+        raise argparse.ArgumentTypeError(f"--gpus wants 1 to 16 GPUs, not {n}")
+    return n
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,5 +57,14 @@ def run(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), env.get("PYTHONPATH")]))
     env["SAMEDEVICE_SIM"] = args.mode
+    env["SAMEDEVICE_GPUS"] = str(args.gpus)
     env.pop("SAMEDEVICE_RESULT", None)
-    return subprocess.call([sys.executable, str(script), *args.args], env=env)
+    with tempfile.TemporaryDirectory(prefix="samedevice-usage-") as usage_dir:
+        env["SAMEDEVICE_USAGE_DIR"] = usage_dir
+        status = subprocess.call([sys.executable, str(script), *args.args], env=env)
+        used = sum(int(p.read_text() or 0) for p in Path(usage_dir).glob("usage-*"))
+    if status == 0 and args.mode != "cpu" and used == 0 and not args.allow_cpu:
+        print(f"samedevice: {script} never put a tensor on the simulated GPU: it ran entirely on the CPU, "
+              "so it proves nothing about device placement (--allow-cpu accepts this)", file=sys.stderr)
+        return NEVER_USED_GPU
+    return status

@@ -42,6 +42,8 @@ log = logging.getLogger("mkdocs.plugins.samedevice")
 
 HOME_PAGE = "index.md"
 HOME_TABLE_MARKER = "<!-- samedevice:case-table -->"
+# Tables of the simulated CUDA machine, generated from samedevice.sim._machine's registry.
+MACHINE_MARKERS = {"<!-- samedevice:cuda-calls -->": "table", "<!-- samedevice:simulated-gpu -->": "properties_table"}
 _EXPLAIN_BROWSER = {"samedevice.explain", "samedevice.explain.browser"}
 
 
@@ -109,6 +111,11 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         table = generated.case_table(_build.data, _build.data.cases, HOME_PAGE,
                                      columns=("id", "case", "family", "messages"))
         markdown = markdown.replace(HOME_TABLE_MARKER, table)
+    for marker, name in MACHINE_MARKERS.items():
+        if marker in markdown:
+            from samedevice.sim import _machine  # imports torch: only for the page that shows it
+
+            markdown = markdown.replace(marker, getattr(_machine, name)())
     return markdown
 
 

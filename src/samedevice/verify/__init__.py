@@ -181,6 +181,8 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     else:
         result = CaseResult(case, SKIP, device="sim", torch_version=torch_version)
         run_mode, ref_mode = "cuda", "cpu"
+        # the simulated machine has as many GPUs as the case needs (F8 cases ask for two)
+        extra_env["SAMEDEVICE_GPUS"] = str(case.devices_needed)
 
     bad = run_script(broken, run_mode, timeout, extra_env=extra_env)
     problems = check_error(case, bad.exception, torch_version)
@@ -201,7 +203,7 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     elif run_mode == "cuda" and good.usage == 0:
         result.problems.append("fixed: fixed.py never used the accelerator")
     elif ref_mode is not None:
-        ref = run_script(fixed, ref_mode, timeout)
+        ref = run_script(fixed, ref_mode, timeout, extra_env=extra_env)
         if not ref.ok:
             exc = ref.exception
             result.problems.append(f"fixed: the CPU reference run failed: {exc['type'] if exc else 'crashed'}")
