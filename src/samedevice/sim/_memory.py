@@ -40,6 +40,7 @@ class Tracker:
         self.reserved: dict[int, int] = {}
         self.peak_reserved: dict[int, int] = {}
         self.allocations: dict[int, int] = {}
+        self._pending: list[int] = []  # starts of blocks whose storage died, not yet applied
 
     def add(self, c: torch.Tensor, index: int) -> None:
         """Called by ``from_cpu`` for each CPU tensor wrapped as ``sim:index`` (per-op path: keep lean)."""
@@ -50,6 +51,8 @@ class Tracker:
         start = storage.data_ptr()
         starts = self._starts
         with self._lock:
+            if self._pending:
+                self.drain()
             i = bisect.bisect_right(starts, start)
             if i and self._blocks[starts[i - 1]][0] > start:
                 return  # inside a live block: a view of memory already counted
@@ -67,30 +70,49 @@ class Tracker:
                 self.peak_reserved[index] = max(self.peak_reserved.get(index, 0), self.reserved[index])
 
     def _forget(self, start: int) -> Callable[[object], None]:
+        # The callback may run inside add() (a garbage collection while the lock is held):
+        # it only queues the block; the queue is applied under the lock (drain).
+        pending = self._pending
+
         def callback(_: object) -> None:
-            with self._lock:
-                block = self._blocks.pop(start, None)
-                if block is None:
-                    return
-                i = bisect.bisect_left(self._starts, start)
-                if i < len(self._starts) and self._starts[i] == start:
-                    del self._starts[i]
-                self.allocated[block[1]] = self.allocated.get(block[1], 0) - block[2]
+            pending.append(start)
 
         return callback
 
+    def drain(self) -> None:
+        """Apply the frees queued by the weak-reference callbacks (call with the lock held)."""
+        pending = self._pending
+        while pending:
+            start = pending.pop()
+            block = self._blocks.pop(start, None)
+            if block is None:
+                continue
+            i = bisect.bisect_left(self._starts, start)
+            if i < len(self._starts) and self._starts[i] == start:
+                del self._starts[i]
+            self.allocated[block[1]] = self.allocated.get(block[1], 0) - block[2]
+
+    def read(self, table: dict[int, int], index: int) -> int:
+        with self._lock:
+            self.drain()
+            return table.get(index, 0)
+
     def empty_cache(self) -> None:
         with self._lock:
+            self.drain()
             for index, now in self.allocated.items():
                 self.reserved[index] = _round(now, SEGMENT)
 
     def reset_peak(self, index: int) -> None:
         with self._lock:
+            self.drain()
             self.peak[index] = self.allocated.get(index, 0)
             self.peak_reserved[index] = self.reserved.get(index, 0)
 
     def stats(self, index: int) -> dict[str, int]:
         """The subset of ``torch.cuda.memory_stats()`` keys programs read."""
+        with self._lock:
+            self.drain()
         a, p = self.allocated.get(index, 0), self.peak.get(index, 0)
         r, pr = self.reserved.get(index, 0), self.peak_reserved.get(index, 0)
         out: dict[str, int] = {
