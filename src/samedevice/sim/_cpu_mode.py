@@ -33,7 +33,7 @@ def _to_cpu_spec(value: Any) -> Any:
 
 def _cuda_legacy_dtype(target: Any) -> torch.dtype | None:
     """The dtype of ``torch.cuda.FloatTensor`` (the class or its name), else None."""
-    from ._machine import _LEGACY
+    from ._cuda_api import _LEGACY
 
     if isinstance(target, str):
         return _LEGACY.get(target.removeprefix("torch.cuda.")) if target.startswith("torch.cuda.") else None

@@ -9,9 +9,11 @@ PyTorch process-wide, and a snippet's module-level state must not leak into the 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -34,7 +36,7 @@ class RunResult:
     stdout: str
     stderr: str
     record: dict[str, Any] = field(default_factory=dict)
-    values_path: Path | None = None
+    values_blob: bytes | None = None  # the program's tensors and numbers, as torch.save wrote them
     timed_out: bool = False
 
     @property
@@ -57,9 +59,9 @@ class RunResult:
     def values(self) -> dict[str, Any]:
         import torch
 
-        if self.values_path is None or not self.values_path.exists():
+        if self.values_blob is None:
             return {}
-        return torch.load(self.values_path, weights_only=False)
+        return torch.load(io.BytesIO(self.values_blob), weights_only=False)
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(.*))?$")
@@ -115,7 +117,8 @@ def prepare(script: Path | str, mode: str, extra_env: dict[str, str] | None = No
 
 def collect(script: Path, mode: str, tmp: Path, returncode: int, seconds: float, stdout: str,
             stderr: str, timed_out: bool) -> RunResult:
-    """Read what the run left in ``tmp`` (how it ended, its simulated tensors, its values)."""
+    """Read what the run left in ``tmp`` (how it ended, its simulated tensors, its values), then
+    remove ``tmp``: a verify of every case makes hundreds of these folders."""
     result_file = tmp / "result.json"
     try:
         record = json.loads(result_file.read_text())
@@ -123,8 +126,9 @@ def collect(script: Path, mode: str, tmp: Path, returncode: int, seconds: float,
         record = {"status": "crashed"}
     record["usage_all"] = sum(int(p.read_text() or 0) for p in (tmp / "usage").glob("usage-*"))
     values = result_file.with_name(result_file.name + ".pt")
-    return RunResult(script, mode, returncode, seconds, stdout, stderr, record,
-                     values if values.exists() else None, timed_out)
+    blob = values.read_bytes() if values.exists() else None
+    shutil.rmtree(tmp, ignore_errors=True)
+    return RunResult(script, mode, returncode, seconds, stdout, stderr, record, blob, timed_out)
 
 
 def run_script(script: Path | str, mode: str = "cuda", timeout: float = 300.0,
