@@ -36,9 +36,10 @@ def test_seed_case_found_from_its_traceback(explain, path):
     assert result["template"] == wanted[0].error.template or result["template"] in wanted[0].templates
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.slug)
+@pytest.mark.parametrize("case", [c for c in CASES if c.library_frames], ids=lambda c: c.slug)
 def test_every_case_found_through_its_library_frames(explain, case):
-    """A traceback that passes through the case's own files, ending in its own message."""
+    """A traceback that passes through the case's own files, ending in its own message (cases
+    whose bug lives in the user's own script list no library frames)."""
     fragment = sorted(case.library_frames, key=lambda f: ("/" not in f, -len(f)))[0]
     text = textwrap.dedent(
         f"""\

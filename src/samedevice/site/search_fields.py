@@ -14,8 +14,9 @@ the registry into the main entry of every case page:
                argument token is left out when a word the messages share is a prefix of it or
                equals it: ``in`` ("in method") would otherwise hit ``index`` and ``input``, ``to``
                would hit ``torch``, ``for`` would hit ``forward`` -- in every paste (docs-stack
-               §4). Device tokens (``cuda``, ``0``, ``cpu``) stay: no message word is a prefix
-               of them, and they lift case pages above the index pages.
+               §4). Device tokens (``cuda``, ``0``, ``cpu``) follow the same rule: they stay
+               while no message word is one of them, and lift case pages above the index pages;
+               ``cuda`` goes once a message says it as a word ("Tensors must be CUDA and dense").
 ``messages``   every word of every message era, once each: the words that set a message apart
                (``backend``, ``associated``, ``different``) count; repeating a word per era
                would favour cases with more eras.
@@ -65,7 +66,9 @@ def signature(case: Case, shared: set[str], separator: str) -> list[str]:
     def safe(token: str) -> bool:
         return not any(token.startswith(w) for w in shared)
 
-    return sorted({t for t in _names(case, separator) if safe(t)} | _devices(case, separator))
+    # a device token that is also a plain word of some message ("Tensors must be CUDA and
+    # dense") would lift every case on that device for such a paste: only safe ones stay
+    return sorted({t for t in _names(case, separator) | _devices(case, separator) if safe(t)})
 
 
 def add_case_fields(index_path: Path, cases: Iterable[Case]) -> dict[str, dict[str, str]]:
