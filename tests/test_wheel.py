@@ -52,9 +52,12 @@ def _closure(names: list[str]) -> list[md.Distribution]:
 
 
 def _link_farm(folder: Path) -> Path:
-    """A folder of links to the installed torch and numpy (and what they need)."""
+    """A folder of links to the installed distributions ``samedevice[torch]`` needs (torch,
+    numpy, jsonschema, ...), and what they need, read from the package's own metadata."""
     folder.mkdir()
-    for dist in _closure(["torch", "numpy"]):
+    wanted = [r for r in md.requires("samedevice") or []
+              if "extra ==" not in r or re.search(r"extra == .torch.", r)]
+    for dist in _closure([r for r in wanted if not r.startswith("samedevice")]):
         base = Path(dist.locate_file(""))
         tops = {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
         for top in tops:
