@@ -112,4 +112,17 @@ CASES: tuple[UpstreamCase, ...] = (
         timeout=300.0,
         check=_lightning_check,
     ),
+    UpstreamCase(
+        slug="timm-model-ema-v3-force-cpu",
+        package="timm",
+        releases=(Release("0.9.16", FAIL), Release("1.0.3", PASS)),
+        # what `import timm` needs: torchvision (torch 2.13's, pure-Python parts), the hub
+        # client and its progress bars, Pillow for timm.data
+        requirements=("torchvision==0.28.0", "pillow==11.3.0", "huggingface-hub==0.23.0",
+                      "tqdm==4.66.4"),
+        how='`timm.create_model("resnet10t")` moved to "cuda", `timm.utils.ModelEmaV3(model, '
+            "device='cpu')` as `train.py --model-ema --model-ema-force-cpu` builds it, then two "
+            "SGD steps each followed by `model_ema.update(model)`.",
+        failure_frame=("timm/utils/model_ema.py", "apply_update_"),
+    ),
 )

@@ -24,7 +24,9 @@ def declare_torchvision_ops() -> None:
     """Declare ``torchvision::nms``/``qnms`` before torchvision is imported (CPU builds only:
     with a CUDA build torchvision loads its own ops, and a second definition would clash)."""
     global _library
-    if _library is not None or torch.version.cuda is not None:
+    # torch._C._has_cuda is the build's own answer; torch.version.cuda is not: the simulated
+    # CUDA machine sets it to a stand-in string
+    if _library is not None or torch._C._has_cuda:
         return
     _library = torch.library.Library("torchvision", "DEF")  # kept alive: dropping it undefines
     for schema in _SCHEMAS:
