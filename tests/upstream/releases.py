@@ -125,4 +125,16 @@ CASES: tuple[UpstreamCase, ...] = (
             "SGD steps each followed by `model_ema.update(model)`.",
         failure_frame=("timm/utils/model_ema.py", "apply_update_"),
     ),
+    UpstreamCase(
+        slug="peft-adalora-ranknum-left-on-cpu",
+        package="peft",
+        releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
+        # what `import peft` pulls in, pinned to releases of the same months (mid 2023)
+        requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
+                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4"),
+        how="A tiny `transformers.BertForSequenceClassification` (from a config) moved to "
+            '"cuda", then `peft.get_peft_model(model, AdaLoraConfig(target_modules=["query", '
+            '"value"]))`, one forward pass with labels and `backward()`.',
+        failure_frame=("peft/tuners/adalora.py", "forward"),
+    ),
 )
