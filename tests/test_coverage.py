@@ -57,3 +57,18 @@ def test_stored_coverage_figures_are_what_the_benchmark_measures_now():
     now = coverage.figures(coverage.load_devset(coverage.DEVSET), load_cases())
     assert stored["splits"] == now, "rerun: python benchmarks/coverage.py --write"
     assert stored["cases"] == len(load_cases())
+
+
+def test_verification_page_lists_every_real_release_record():
+    data = load_site_data(repo_root())
+    page = verification_page(data)
+    recorded = [c for c in data.cases if c.upstream_record()]
+    assert recorded, "the upstream tier has records (cases/<slug>.upstream.json)"
+    assert "## Real releases" in page and "pytest -m upstream tests/upstream" in page
+    section = page.split("## Real releases", 1)[1]
+    for case in recorded:
+        record = case.upstream_record()
+        row = next(line for line in section.splitlines() if f"{case.id}]" in line)
+        assert f"`{record['package']}`" in row
+        for r in record["results"]:
+            assert f"{r['version']} {r['observed']}" in row

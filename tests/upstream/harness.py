@@ -84,9 +84,12 @@ class Observation:
     exception: str | None = None
     message: str | None = None
     problems: list[str] = field(default_factory=list)
+    requirements: tuple[str, ...] = ()  # the release's own pinned companions
 
     def to_record(self) -> dict:
         out = {"version": self.version, "expected": self.expected, "observed": self.observed}
+        if self.requirements:
+            out["requirements"] = list(self.requirements)
         if self.observed == FAIL:
             out |= {"exception": self.exception, "message": self.message}
         return out
@@ -104,7 +107,8 @@ def judge(case: Case, spec: UpstreamCase, release: Release, target: Path,
           result: RunResult, torch_version: str) -> Observation:
     exc = result.exception or {}
     obs = Observation(release.version, release.expected, observe(result), result.seconds,
-                      result.usage, exc.get("type"), exc.get("message"))
+                      result.usage, exc.get("type"), exc.get("message"),
+                      requirements=release.requirements)
     found = reports(result.stdout)
     obs.problems += _check_import(spec, release, target, found)
     if obs.observed != release.expected:
@@ -164,7 +168,9 @@ def _check_failure(case: Case, spec: UpstreamCase, target: Path, exc: dict,
 def run_release(case: Case, spec: UpstreamCase, release: Release, workdir: Path,
                 torch_version: str) -> Observation:
     target = workdir / "site-packages"
-    install([f"{spec.package}=={release.version}", *spec.requirements], target)
+    install([f"{spec.package}=={release.version}", *spec.requirements, *release.requirements], target)
+    # the simulated machine has the GPUs the case needs (two for a device_map split)
+    env = driver_env(target) | {"SAMEDEVICE_GPUS": str(max(1, case.devices_needed))}
     result = run_script(DRIVERS / spec.driver, mode="cuda", timeout=spec.timeout,
-                        workdir=workdir, extra_env=driver_env(target))
+                        workdir=workdir, extra_env=env)
     return judge(case, spec, release, target, result, torch_version)

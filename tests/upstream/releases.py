@@ -22,6 +22,9 @@ Check = Callable[[str, list[dict]], list[str]]
 class Release:
     version: str
     expected: str  # FAIL or PASS
+    # companions pinned by this release itself (transformers pins a tokenizers minor per
+    # release); everything else is the case's `requirements`, the same for every release
+    requirements: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,15 @@ def _lightning_check(expected: str, reports: list[dict]) -> list[str]:
     return problems
 
 
+def _device_map_check(expected: str, reports: list[dict]) -> list[str]:
+    """A passing run must really have been split over both GPUs, the head on the last."""
+    done = _events(reports, "done")
+    if expected == PASS and done and (done[0]["placement"] != ["cuda:0", "cuda:1"]
+                                      or done[0]["score_device"] != "cuda:1"):
+        return [f"the model was not split with its head on cuda:1: {done[0]}"]
+    return []
+
+
 CASES: tuple[UpstreamCase, ...] = (
     UpstreamCase(
         slug="lightly-dino-loss-center",
@@ -102,11 +114,10 @@ CASES: tuple[UpstreamCase, ...] = (
         # setuptools: pytorch_lightning/__init__.py calls pkg_resources, gone from setuptools 81
         requirements=("torchmetrics==1.4.1", "lightning-utilities==0.11.6", "tqdm==4.66.4",
                       "setuptools==70.3.0"),
-        how="A whole `pytorch_lightning.Trainer`, DDP over two processes with NCCL (simulated): "
-            "`Tuner(trainer).lr_find(...)`, then `trainer.fit(...)`, losses logged with "
-            "`sync_dist=True`. A small accelerator plug-in names the devices `cuda:0` and "
-            "`cuda:1` (the simulator keeps `torch.cuda.is_available()` False), and DDP is built "
-            "without `device_ids`; neither is on the bug's path.",
+        how="A whole `pytorch_lightning.Trainer` as a GPU user writes it (`accelerator=\"gpu\"`, "
+            "`devices=2`, `DDPStrategy`: two processes, NCCL, `device_ids`) on a simulated machine "
+            "of two GPUs: `Tuner(trainer).lr_find(...)`, then `trainer.fit(...)`, losses logged "
+            "with `sync_dist=True`.",
         # _ResultMetric.compute syncs the mean's batch count, left on the CPU by the finder
         failure_frame=("pytorch_lightning/trainer/connectors/logger_connector/result.py", "compute"),
         timeout=300.0,
@@ -136,5 +147,24 @@ CASES: tuple[UpstreamCase, ...] = (
             '"cuda", then `peft.get_peft_model(model, AdaLoraConfig(target_modules=["query", '
             '"value"]))`, one forward pass with labels and `backward()`.',
         failure_frame=("peft/tuners/adalora.py", "forward"),
+    ),
+    UpstreamCase(
+        slug="transformers-device-map-labels-last-gpu",
+        package="transformers",
+        releases=(Release("4.45.2", PASS, ("tokenizers==0.20.3",)),
+                  Release("4.46.0", FAIL, ("tokenizers==0.20.3",)),
+                  Release("4.47.1", FAIL, ("tokenizers==0.21.0",)),
+                  Release("4.48.0", PASS, ("tokenizers==0.21.0",))),
+        # device_map needs accelerate; releases of the same months (tokenizers, whose range
+        # each transformers release checks at import, is pinned per release above)
+        requirements=("accelerate==1.2.1", "huggingface-hub==0.27.0", "regex==2026.11.15",
+                      "tqdm==4.66.4"),
+        how="A tiny `LlamaForSequenceClassification` (from a config, four layers) saved and "
+            'loaded back with `from_pretrained(..., device_map="auto", max_memory=...)` split '
+            "over a simulated machine of two GPUs, the score head on `cuda:1`; then one forward "
+            "pass with labels on `cuda:0` and `backward()`.",
+        failure_frame=("transformers/loss/loss_utils.py", "fixed_cross_entropy"),
+        timeout=240.0,
+        check=_device_map_check,
     ),
 )

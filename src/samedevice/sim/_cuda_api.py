@@ -173,6 +173,8 @@ _mem("memory_summary", "a short text of the statistics above",
      lambda i: "\n".join(f"{k}: {v}" for k, v in TRACKER.stats(i).items()))
 value("torch.cuda.empty_cache", "returns the unused pool: `memory_reserved` drops to the live bytes", lambda: TRACKER.empty_cache())
 value("torch.cuda.set_per_process_memory_fraction", "accepted (no limit enforced)", lambda fraction, device=None: None)
+# Lightning's CUDAAccelerator.teardown (2.0) calls this private binding, which only CUDA builds have
+value("torch._C._cuda_clearCublasWorkspaces", "no-op: the simulated GPUs keep no cuBLAS workspaces", lambda: None)
 value("torch.cuda.list_gpu_processes", "one line: no processes are listed", lambda device=None: f"GPU:{device_index(device)}\nno processes are running")
 
 # -- random numbers ----------------------------------------------------------------------------------

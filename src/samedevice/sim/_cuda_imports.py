@@ -6,6 +6,7 @@ patches them as they load."""
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -59,7 +60,8 @@ REGISTRY["torch.utils.cpp_extension.load_inline"] = Entry(
     "torch.utils.cpp_extension.load_inline", f"refused with `cuda_sources`: {_EXT}", None, refused=True)
 REGISTRY["triton"] = Entry(
     "triton", "`import triton` raises `Unsupported` (an `ImportError`, so libraries that probe for Triton "
-    "fall back as on a machine without it): Triton compiles kernels for a real GPU", None, refused=True)
+    "fall back as on a machine without it; `importlib.util.find_spec` answers without raising): "
+    "Triton compiles kernels for a real GPU", None, refused=True)
 
 
 # -- safetensors ------------------------------------------------------------------------------------
@@ -158,6 +160,16 @@ def _resolve(path: str) -> Any | None:
     return obj
 
 
+class _RefusedLoader(importlib.abc.Loader):
+    """Loads nothing: Triton compiles kernels for a real GPU, which the simulator has not."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        raise UnsupportedImport(f"{spec.name} is not simulated: Triton compiles kernels for a real GPU")
+
+    def exec_module(self, module: Any) -> None:  # never reached: create_module refuses
+        raise UnsupportedImport(f"{module.__name__} is not simulated")
+
+
 class _ImportHook(importlib.abc.MetaPathFinder):
     """Patch late-imported modules; refuse ``import triton`` while the machine mode is on."""
 
@@ -167,7 +179,10 @@ class _ImportHook(importlib.abc.MetaPathFinder):
         if not STATE.on:
             return None
         if fullname == "triton" or fullname.startswith("triton."):
-            raise UnsupportedImport(f"{fullname} is not simulated: Triton compiles kernels for a real GPU")
+            # a spec whose loading fails: `import triton` raises Unsupported, while a probe
+            # (`importlib.util.find_spec`, as transformers' `is_triton_available` does) gets an
+            # answer instead of an exception, and then finds no installed distribution
+            return importlib.machinery.ModuleSpec(fullname, _RefusedLoader())
         patch = ON_IMPORT.get(fullname)
         if patch is None:
             return None

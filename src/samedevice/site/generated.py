@@ -296,9 +296,36 @@ def verification_page(data: SiteData) -> str:
         f"{on_gpu} verified on a real GPU.",
         "",
         _table(["Case", "Date", "PyTorch", "Device", "GPU", "Result"], rows),
+        *_real_releases_section(data),
         *coverage_section(data),
     ]
     return "\n".join(body) + "\n"
+
+
+def _real_releases_section(data: SiteData) -> list[str]:
+    """The opt-in upstream tier's records: the real library's buggy and fixed releases, from
+    PyPI, run on the simulated accelerator (``cases/<slug>.upstream.json``)."""
+    rows = []
+    for c in data.cases:
+        record = c.upstream_record()
+        if not record:
+            continue
+        link = f"[{c.id}]({rel(VERIFICATION, case_uri(c))}) {cell(c.title)}"
+        outcomes = "; ".join(f"{r['version']} {r['observed']}"
+                             + ("" if r["observed"] == r["expected"] else f" (expected {r['expected']})")
+                             for r in record["results"])
+        rows.append([link, cell(f"`{record['package']}`"), cell(outcomes),
+                     cell(str(record.get("date", ""))), cell(str(record.get("torch", "")))])
+    if not rows:
+        return []
+    return ["", "## Real releases", "",
+            f"For {len(rows)} cases the library itself is on PyPI in a buggy and a fixed release. "
+            "The opt-in upstream tier (`pytest -m upstream tests/upstream`, not part of `make test`: "
+            "it downloads the releases) installs each release into a throwaway folder and runs a "
+            "driver through the real code path on the simulated accelerator: the buggy release "
+            "must raise the page's exact message from inside the library's buggy function, the "
+            "fixed one must run. Each case page lists the releases under *Affected versions*.",
+            "", _table(["Case", "Package", "Releases (fail = the documented error)", "Date", "PyTorch"], rows)]
 
 
 def _rules_page(data: SiteData) -> str:

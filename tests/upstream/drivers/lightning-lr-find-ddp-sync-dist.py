@@ -6,12 +6,8 @@ The finder's teardown moves the logged states to the CPU; from 2.1.0 to 2.3.3 no
 them back, and the real fit's sanity check all-reduces a CPU batch count in the NCCL group.
 2.0.9 moved results back at each run's start; 2.4.0 (PR #19814) moves them on every log.
 
-What differs from the GPU run, none of it on the bug's path:
-
-* the accelerator: the simulator leaves ``torch.cuda.is_available()`` False, so
-  ``accelerator="gpu"`` finds no GPU. ``SimulatedCUDA`` is a plain Lightning accelerator plug-in
-  whose devices are ``cuda:0`` and ``cuda:1``; Lightning still picks NCCL for them;
-* DDP is built without ``device_ids`` (Lightning would open a ``torch.cuda.Stream``).
+Nothing differs from the GPU run: the stock ``accelerator="gpu"``, ``devices=2`` and
+``DDPStrategy`` (with ``device_ids`` and CUDA streams) run on the simulated machine of two GPUs.
 
 Run by tests/upstream with one release on PYTHONPATH; Lightning starts rank 1 by running this
 file again, as ``strategy="ddp"`` does for any script.
@@ -26,44 +22,9 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from _report import imported, report
-from pytorch_lightning.accelerators import Accelerator
 from pytorch_lightning.strategies import DDPStrategy
 from pytorch_lightning.tuner import Tuner
 from torch.utils.data import DataLoader, TensorDataset
-
-
-class SimulatedCUDA(Accelerator):
-    """``cuda:N`` devices, which the simulator's CUDA alias places on the simulated device."""
-
-    def setup_device(self, device: torch.device) -> None:
-        torch.accelerator.set_device_index(device.index)  # CUDAAccelerator: torch.cuda.set_device
-
-    def teardown(self) -> None:
-        pass
-
-    @staticmethod
-    def parse_devices(devices: Any) -> list[int]:
-        return list(range(devices)) if isinstance(devices, int) else list(devices)
-
-    @staticmethod
-    def get_parallel_devices(devices: list[int]) -> list[torch.device]:
-        return [torch.device("cuda", i) for i in devices]
-
-    @staticmethod
-    def auto_device_count() -> int:
-        return 2
-
-    @staticmethod
-    def is_available() -> bool:
-        return True
-
-    def get_device_stats(self, device: Any) -> dict[str, Any]:
-        return {}
-
-
-class DDPWithoutDeviceIds(DDPStrategy):
-    def determine_ddp_device_ids(self) -> None:
-        return None
 
 
 class Regression(pl.LightningModule):
@@ -96,8 +57,8 @@ def main() -> None:
     pl.seed_everything(0)
     model = Regression()
     trainer = pl.Trainer(
-        accelerator=SimulatedCUDA(), devices=2,
-        strategy=DDPWithoutDeviceIds(timeout=timedelta(seconds=120)),  # a hung rank fails fast
+        accelerator="gpu", devices=2,
+        strategy=DDPStrategy(timeout=timedelta(seconds=120)),  # a hung rank fails fast
         max_epochs=1, limit_train_batches=4, limit_val_batches=2, logger=False,
         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
     )
