@@ -167,4 +167,16 @@ CASES: tuple[UpstreamCase, ...] = (
         timeout=240.0,
         check=_device_map_check,
     ),
+    UpstreamCase(
+        slug="transformers-idefics3-bucketize-boundaries",
+        package="transformers",
+        releases=(Release("4.54.1", PASS), Release("4.55.0", FAIL), Release("4.55.1", PASS)),
+        # releases of the same weeks (August 2025); no tokenizer runs, but transformers checks
+        # the version of an installed tokenizers, and its GGUF integration imports it
+        requirements=("tokenizers==0.21.4", "huggingface-hub==0.34.4", "regex==2026.11.15",
+                      "tqdm==4.66.4"),
+        how="The vision tower of Idefics3 (`Idefics3VisionTransformer`, tiny, from a config) on "
+            '"cuda": one forward pass of two 32x32 images with a full patch attention mask.',
+        failure_frame=("transformers/models/idefics3/modeling_idefics3.py", "forward"),
+    ),
 )
