@@ -1,0 +1,84 @@
+"""Taxonomy-level evidence rules (explain/rules.toml), each on a synthetic paste.
+
+The pastes are written for these tests (none is copied from the dev set): each states the fact
+a rule keys on, and the test checks that the rule fires, supports its family, and stays quiet
+on the near miss.
+"""
+
+from __future__ import annotations
+
+SAME = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!{tail}"
+
+
+def _rules(result: dict) -> list[str]:
+    return [e["rule"] for e in result["evidence"]]
+
+
+def test_bmm_operand_on_cpu_is_a_created_tensor_not_a_layer(explain):
+    result = explain(SAME.format(a="cuda:0", b="cpu", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_bmm)"))
+    assert _rules(result) == ["batched-operand-on-cpu"]
+    assert result["families"][0] == "F4"
+
+
+def test_bmm_in_the_1x_wording_too(explain):
+    result = explain("RuntimeError: Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_bmm")
+    assert result["template"] == "T4"
+    assert _rules(result) == ["batched-operand-on-cpu"]
+    assert result["families"][0] == "F4"
+
+
+def test_addmm_mat2_on_cpu_is_still_a_layer_weight(explain):
+    result = explain(SAME.format(a="cuda:0", b="cpu", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_addmm)"))
+    assert _rules(result) == ["weight-on-cpu"]
+    assert "batched-operand-on-cpu" not in _rules(result)
+
+
+def test_bmm_with_its_first_operand_on_cpu_is_not_a_layer_left_behind(explain):
+    result = explain(SAME.format(a="cpu", b="cuda:0", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_bmm)"))
+    assert "linear-module-on-cpu" not in _rules(result)
+    assert result["families"][0] == "F4"
+
+
+def test_collective_on_cpu_tensor_is_f6_whatever_made_the_tensor(explain):
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train.py", line 88, in main\n'
+        "    state = torch.load(args.resume)\n"
+        '  File "/w/train.py", line 97, in main\n'
+        "    dist.all_reduce(total)\n"
+        "RuntimeError: No backend type associated with device type cpu\n"
+    )
+    result = explain(text)
+    assert result["template"] == "T7"
+    assert "collective-on-cpu-tensor" in _rules(result)
+    assert result["families"][0] == "F6"
+
+
+def test_checkpoint_folder_in_a_path_is_not_restore_evidence(explain):
+    text = (
+        '  File "/root/.cache/huggingface/modules/transformers_modules/checkpoint-200-merged/modeling_x.py", line 12, in generate\n'
+        "    out = self.lm.generate(**kw)\n"
+        + SAME.format(a="cuda:1", b="cuda:0", tail="")
+    )
+    result = explain(text)
+    assert "restore-text" not in _rules(result)
+    assert result["families"][0] == "F8"
+
+
+def test_checkpoint_in_the_prose_is_restore_evidence(explain):
+    text = "It only fails after I load the checkpoint and continue training.\n" + SAME.format(a="cuda:0", b="cpu", tail="")
+    result = explain(text)
+    assert "restore-text" in _rules(result)
+    assert result["families"][0] == "F7"
+
+
+def test_offload_methods_of_pipelines_are_offload_evidence(explain):
+    for call in ("pipe.enable_model_cpu_offload()", "pipe.enable_sequential_cpu_offload()", "model = cpu_offload(model, device)"):
+        result = explain(call + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "offload-text" in _rules(result), call
+        assert result["families"][0] == "F8", call
+
+
+def test_cpu_offload_inside_another_word_is_not_offload_evidence(explain):
+    result = explain("xcpu_offload_benchmark.py failed\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "offload-text" not in _rules(result)
