@@ -73,12 +73,18 @@ def test_checkpoint_in_the_prose_is_restore_evidence(explain):
 
 
 def test_offload_methods_of_pipelines_are_offload_evidence(explain):
-    for call in ("pipe.enable_model_cpu_offload()", "pipe.enable_sequential_cpu_offload()", "model = cpu_offload(model, device)"):
+    for call in (
+        "pipe.enable_model_cpu_offload()",
+        "pipe.enable_sequential_cpu_offload()",
+        "model = cpu_offload(model, device)",
+        "deepspeed --deepspeed ds_zero3_offload.json train.py",
+    ):
         result = explain(call + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
         assert "offload-text" in _rules(result), call
         assert result["families"][0] == "F8", call
 
 
-def test_cpu_offload_inside_another_word_is_not_offload_evidence(explain):
-    result = explain("xcpu_offload_benchmark.py failed\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+def test_offload_must_start_a_word_or_follow_an_underscore(explain):
+    # "payloadoffloads" holds the letters, not the word: neither a boundary nor "_" before it
+    result = explain("payloadoffloads = 3\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
     assert "offload-text" not in _rules(result)
