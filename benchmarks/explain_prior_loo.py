@@ -34,12 +34,12 @@ def main() -> int:
     print(f"leave-one-out over {len(labelled)} labelled tune records ...", file=sys.stderr)
     base = [explain_text(r["text"], kb) for r in labelled]
     counts: dict[str, Counter] = {}
-    for r, res in zip(labelled, base):
+    for r, res in zip(labelled, base, strict=True):
         if res["template"]:
             counts.setdefault(res["template"], Counter())[r["family"]] += 1
 
     score = {"catalogue": Counter(), "learned": Counter()}
-    for r, res in zip(labelled, base):
+    for r, res in zip(labelled, base, strict=True):
         thin = res["thin"]
         learned_res = res
         template = res["template"]
