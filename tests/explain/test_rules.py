@@ -88,3 +88,30 @@ def test_offload_must_start_a_word_or_follow_an_underscore(explain):
     # "payloadoffloads" holds the letters, not the word: neither a boundary nor "_" before it
     result = explain("payloadoffloads = 3\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
     assert "offload-text" not in _rules(result)
+
+
+def test_deepspeed_engine_frames_point_to_placement(explain):
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train.py", line 51, in main\n'
+        "    engine.step()\n"
+        '  File "/env/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 2169, in step\n'
+        "    self._take_model_step(lr_kwargs)\n"
+        '  File "/env/lib/python3.10/site-packages/deepspeed/runtime/bf16_optimizer.py", line 310, in step\n'
+        "    self.clip_grad_norm(clip)\n"
+        + SAME.format(a="cuda:0", b="cpu", tail="")
+    )
+    result = explain(text)
+    assert "deepspeed-engine-frame" in _rules(result)
+    assert result["families"][0] == "F8"
+
+
+def test_lightning_sync_frame_is_lifecycle_state(explain):
+    text = (
+        '  File "/env/lib/python3.11/site-packages/lightning/fabric/utilities/distributed.py", line 229, in _sync_ddp\n'
+        "    torch.distributed.all_reduce(result, op=op, group=group, async_op=False)\n"
+        "RuntimeError: Tensors must be CUDA and dense\n"
+    )
+    result = explain(text)
+    assert "lightning-sync-frame" in _rules(result)
+    assert result["families"][0] == "F6"
