@@ -115,3 +115,15 @@ def test_lightning_sync_frame_is_lifecycle_state(explain):
     result = explain(text)
     assert "lightning-sync-frame" in _rules(result)
     assert result["families"][0] == "F6"
+
+
+def test_low_vram_modes_of_diffusion_uis_are_offload(explain):
+    for log in ("Requested to load SDXL\nloaded partially 5120.0 4983.2 0", "Launching Web UI with arguments: --medvram --xformers"):
+        result = explain(log + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "offload-text" in _rules(result), log
+        assert result["families"][0] == "F8", log
+
+
+def test_fully_loaded_model_is_not_offload(explain):
+    result = explain("Requested to load SDXL\nloaded completely 9.5 4897.0 True\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "offload-text" not in _rules(result)
