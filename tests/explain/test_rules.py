@@ -127,3 +127,19 @@ def test_low_vram_modes_of_diffusion_uis_are_offload(explain):
 def test_fully_loaded_model_is_not_offload(explain):
     result = explain("Requested to load SDXL\nloaded completely 9.5 4897.0 True\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
     assert "offload-text" not in _rules(result)
+
+
+def test_layer_replaced_by_index_after_the_move_is_f1(explain):
+    text = (
+        "model = models.vgg16(weights='DEFAULT').to(device)\n"
+        "model.classifier[6] = nn.Linear(4096, 10)\n"
+        + SAME.format(a="cpu", b="cuda:0", tail=" (when checking argument for argument mat1 in method wrapper_CUDA_addmm)")
+    )
+    result = explain(text)
+    assert "new-layer-assigned" in _rules(result)
+    assert result["families"][0] == "F1"
+
+
+def test_assigning_a_tensor_is_not_a_new_layer(explain):
+    text = "model.classifier[6].weight = w\n" + SAME.format(a="cuda:0", b="cpu", tail="")
+    assert "new-layer-assigned" not in _rules(explain(text))
