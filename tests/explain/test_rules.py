@@ -66,10 +66,15 @@ def test_checkpoint_folder_in_a_path_is_not_restore_evidence(explain):
 
 
 def test_checkpoint_in_the_prose_is_restore_evidence(explain):
-    text = "It only fails after I load the checkpoint and continue training.\n" + SAME.format(a="cuda:0", b="cpu", tail="")
-    result = explain(text)
-    assert "restore-text" in _rules(result)
-    assert result["families"][0] == "F7"
+    for prose in ("It only fails after I load the checkpoint and continue training.", "It fails with the checkpoint."):
+        result = explain(prose + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "restore-text" in _rules(result), prose
+        assert result["families"][0] == "F7", prose
+
+
+def test_checkpoint_file_name_is_not_restore_evidence(explain):
+    result = explain("saved to runs/exp1/checkpoint.pth\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "restore-text" not in _rules(result)
 
 
 def test_offload_methods_of_pipelines_are_offload_evidence(explain):
