@@ -1,0 +1,150 @@
+"""Taxonomy-level evidence rules (explain/rules.toml), each on a synthetic paste.
+
+The pastes are written for these tests (none is copied from the dev set): each states the fact
+a rule keys on, and the test checks that the rule fires, supports its family, and stays quiet
+on the near miss.
+"""
+
+from __future__ import annotations
+
+SAME = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!{tail}"
+
+
+def _rules(result: dict) -> list[str]:
+    return [e["rule"] for e in result["evidence"]]
+
+
+def test_bmm_operand_on_cpu_is_a_created_tensor_not_a_layer(explain):
+    result = explain(SAME.format(a="cuda:0", b="cpu", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_bmm)"))
+    assert _rules(result) == ["batched-operand-on-cpu"]
+    assert result["families"][0] == "F4"
+
+
+def test_bmm_in_the_1x_wording_too(explain):
+    result = explain("RuntimeError: Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_bmm")
+    assert result["template"] == "T4"
+    assert _rules(result) == ["batched-operand-on-cpu"]
+    assert result["families"][0] == "F4"
+
+
+def test_addmm_mat2_on_cpu_is_still_a_layer_weight(explain):
+    result = explain(SAME.format(a="cuda:0", b="cpu", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_addmm)"))
+    assert _rules(result) == ["weight-on-cpu"]
+    assert "batched-operand-on-cpu" not in _rules(result)
+
+
+def test_bmm_with_its_first_operand_on_cpu_is_not_a_layer_left_behind(explain):
+    result = explain(SAME.format(a="cpu", b="cuda:0", tail=" (when checking argument for argument mat2 in method wrapper_CUDA_bmm)"))
+    assert "linear-module-on-cpu" not in _rules(result)
+    assert result["families"][0] == "F4"
+
+
+def test_collective_on_cpu_tensor_is_f6_whatever_made_the_tensor(explain):
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train.py", line 88, in main\n'
+        "    state = torch.load(args.resume)\n"
+        '  File "/w/train.py", line 97, in main\n'
+        "    dist.all_reduce(total)\n"
+        "RuntimeError: No backend type associated with device type cpu\n"
+    )
+    result = explain(text)
+    assert result["template"] == "T7"
+    assert "collective-on-cpu-tensor" in _rules(result)
+    assert result["families"][0] == "F6"
+
+
+def test_checkpoint_folder_in_a_path_is_not_restore_evidence(explain):
+    text = (
+        '  File "/root/.cache/huggingface/modules/transformers_modules/checkpoint-200-merged/modeling_x.py", line 12, in generate\n'
+        "    out = self.lm.generate(**kw)\n"
+        + SAME.format(a="cuda:1", b="cuda:0", tail="")
+    )
+    result = explain(text)
+    assert "restore-text" not in _rules(result)
+    assert result["families"][0] == "F8"
+
+
+def test_checkpoint_in_the_prose_is_restore_evidence(explain):
+    for prose in ("It only fails after I load the checkpoint and continue training.", "It fails with the checkpoint."):
+        result = explain(prose + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "restore-text" in _rules(result), prose
+        assert result["families"][0] == "F7", prose
+
+
+def test_checkpoint_file_name_is_not_restore_evidence(explain):
+    result = explain("saved to runs/exp1/checkpoint.pth\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "restore-text" not in _rules(result)
+
+
+def test_offload_methods_of_pipelines_are_offload_evidence(explain):
+    for call in (
+        "pipe.enable_model_cpu_offload()",
+        "pipe.enable_sequential_cpu_offload()",
+        "model = cpu_offload(model, device)",
+        "deepspeed --deepspeed ds_zero3_offload.json train.py",
+    ):
+        result = explain(call + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "offload-text" in _rules(result), call
+        assert result["families"][0] == "F8", call
+
+
+def test_offload_must_start_a_word_or_follow_an_underscore(explain):
+    # "payloadoffloads" holds the letters, not the word: neither a boundary nor "_" before it
+    result = explain("payloadoffloads = 3\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "offload-text" not in _rules(result)
+
+
+def test_deepspeed_engine_frames_point_to_placement(explain):
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train.py", line 51, in main\n'
+        "    engine.step()\n"
+        '  File "/env/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 2169, in step\n'
+        "    self._take_model_step(lr_kwargs)\n"
+        '  File "/env/lib/python3.10/site-packages/deepspeed/runtime/bf16_optimizer.py", line 310, in step\n'
+        "    self.clip_grad_norm(clip)\n"
+        + SAME.format(a="cuda:0", b="cpu", tail="")
+    )
+    result = explain(text)
+    assert "deepspeed-engine-frame" in _rules(result)
+    assert result["families"][0] == "F8"
+
+
+def test_lightning_sync_frame_is_lifecycle_state(explain):
+    text = (
+        '  File "/env/lib/python3.11/site-packages/lightning/fabric/utilities/distributed.py", line 229, in _sync_ddp\n'
+        "    torch.distributed.all_reduce(result, op=op, group=group, async_op=False)\n"
+        "RuntimeError: Tensors must be CUDA and dense\n"
+    )
+    result = explain(text)
+    assert "lightning-sync-frame" in _rules(result)
+    assert result["families"][0] == "F6"
+
+
+def test_low_vram_modes_of_diffusion_uis_are_offload(explain):
+    for log in ("Requested to load SDXL\nloaded partially 5120.0 4983.2 0", "Launching Web UI with arguments: --medvram --xformers"):
+        result = explain(log + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "offload-text" in _rules(result), log
+        assert result["families"][0] == "F8", log
+
+
+def test_fully_loaded_model_is_not_offload(explain):
+    result = explain("Requested to load SDXL\nloaded completely 9.5 4897.0 True\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+    assert "offload-text" not in _rules(result)
+
+
+def test_layer_replaced_by_index_after_the_move_is_f1(explain):
+    text = (
+        "model = models.vgg16(weights='DEFAULT').to(device)\n"
+        "model.classifier[6] = nn.Linear(4096, 10)\n"
+        + SAME.format(a="cpu", b="cuda:0", tail=" (when checking argument for argument mat1 in method wrapper_CUDA_addmm)")
+    )
+    result = explain(text)
+    assert "new-layer-assigned" in _rules(result)
+    assert result["families"][0] == "F1"
+
+
+def test_assigning_a_tensor_is_not_a_new_layer(explain):
+    text = "model.classifier[6].weight = w\n" + SAME.format(a="cuda:0", b="cpu", tail="")
+    assert "new-layer-assigned" not in _rules(explain(text))
