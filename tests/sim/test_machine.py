@@ -196,6 +196,17 @@ def test_triton_and_cuda_extensions_are_refused(cuda):
         cpp_extension.CUDAExtension("k", ["k.cu"])
 
 
+def test_refused_classes_stay_classes(cuda):
+    # transformers 5 annotates `def get_graph(...) -> torch.cuda.CUDAGraph | None` at import
+    assert isinstance(torch.cuda.CUDAGraph, type) and isinstance(torch.cuda.MemPool, type)
+    assert (torch.cuda.CUDAGraph | None) is not None
+    assert not isinstance(object(), torch.cuda.CUDAGraph)
+    with pytest.raises(sim.Unsupported, match=r"^torch.cuda.CUDAGraph is not simulated: CUDA graphs"):
+        torch.cuda.CUDAGraph()
+    with pytest.raises(sim.Unsupported, match=r"^torch.cuda.utilization is not simulated"):
+        torch.cuda.utilization()
+
+
 def test_the_docs_table_lists_every_registry_entry():
     table = _machine.table()
     assert table.count("\n") == len(_machine.REGISTRY) + 1

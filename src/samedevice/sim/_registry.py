@@ -138,10 +138,38 @@ def value(target: str, behaviour: str, v: Any) -> None:
     REGISTRY[target] = Entry(target, behaviour, v)
 
 
-def refuse(target: str, why: str) -> None:
-    def refused(*args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True
-        raise Unsupported(f"{target} is not simulated: {why}")
+def _original(target: str) -> Any:
+    """What ``target`` names in PyTorch today, looked up among the modules already imported
+    (never importing one: ``torch.utils.cpp_extension`` is slow to import); None if unknown."""
+    import sys
 
-    refused.__name__ = target.rpartition(".")[2]
+    parts = target.split(".")
+    for i in range(len(parts) - 1, 0, -1):  # the longest imported prefix, then attributes
+        obj: Any = sys.modules.get(".".join(parts[:i]))
+        if obj is None:
+            continue
+        for name in parts[i:]:
+            obj = getattr(obj, name, None)
+        return obj
+    return None
+
+
+def refuse(target: str, why: str) -> None:
+    name = target.rpartition(".")[2]
+    message = f"{target} is not simulated: {why}"
+    if isinstance(_original(target), type):
+        # a class stays a class: programs name it in annotations (`torch.cuda.CUDAGraph | None`)
+        # and isinstance checks long before they would build one
+        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            raise Unsupported(message)
+
+        refused: Any = type(name, (), {"__new__": __new__, "__doc__": message,
+                                       "__module__": target.rpartition(".")[0]})
+    else:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            raise Unsupported(message)
+
+        refused.__name__ = name
     REGISTRY[target] = Entry(target, why, refused, refused=True)
