@@ -71,6 +71,9 @@ class CudaAlias(TorchFunctionMode):
             return t.device.type in ("cuda", BACKEND)
         if func is Tensor.cuda:
             return _cuda_method(*args, **kwargs)
+        if func is torch.device and len(args) == 1 and not kwargs and type(args[0]) is int:
+            # a bare ordinal names the accelerator: on a CUDA machine torch.device(0) is cuda:0
+            return torch.device("cuda", args[0])
         if func is Tensor.type:
             if len(args) == 1 and not kwargs:
                 return respell(func(*args))

@@ -26,6 +26,8 @@ _POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory}
 def _to_cpu_spec(value: Any) -> Any:
     if isinstance(value, str) and (value == "cuda" or value.startswith("cuda:")):
         return _CPU
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _CPU  # a bare ordinal names the accelerator: GPU 0 on a CUDA machine
     if isinstance(value, torch.device) and value.type == "cuda":
         return _CPU
     return value
@@ -47,6 +49,8 @@ class CpuReference(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is Tensor.cuda:
             return args[0].to(_CPU)
+        if func is torch.device and len(args) == 1 and not kwargs:
+            return _to_cpu_spec(args[0]) if isinstance(args[0], int) else func(*args)
         if func is Tensor.record_stream:
             return None  # CPU work is finished when the call returns: nothing to protect
         if func is Tensor.type and len(args) > 1:

@@ -8,8 +8,10 @@ validates them like hand-written links.
 from __future__ import annotations
 
 import html
+import json
 import posixpath
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from samedevice.cases import FAMILY_IDS, TEMPLATE_IDS, Case
@@ -360,3 +362,25 @@ def virtual_pages(data: SiteData, messages_page: str | None) -> dict[str, str]:
     for tid in TEMPLATE_IDS:
         pages[template_uri(tid)] = template_page(data, tid)
     return pages
+
+
+# -- the upstream tier's real libraries (docs/run-gpu-code-on-cpu.md) ----------------------------
+
+LIBRARIES_RECORD = "tests/upstream/libraries.json"
+LIBRARIES_MARKER = "<!-- samedevice:real-libraries -->"
+
+
+def real_libraries_table(root: Path) -> str:
+    """What the last run of ``tests/upstream/test_libraries.py`` recorded, as a table."""
+    path = root / LIBRARIES_RECORD
+    if not path.exists():
+        return "No run recorded yet: `pytest -m upstream tests/upstream/test_libraries.py` records one."
+    record = json.loads(path.read_text(encoding="utf-8"))
+    rows = [[cell(f"`{lib['library']}` {lib['version']}"), cell(f"`{lib['driver'].rsplit('/', 1)[-1]}`"),
+             str(lib["simulated_tensors"]), str(lib["compared_values"]), cell(f"`{lib['bug']}`")]
+            for lib in record["libraries"]]
+    head = (f"Recorded {record['date']} with PyTorch {record['torch']} on the simulated GPU "
+            f"(`{record['command']}`): each program equals its plain-CPU run value for value, "
+            "and its injected bug raises the text below.")
+    return head + "\n\n" + _table(["Library", "Program", "Simulated tensors", "Values compared",
+                                    "The injected bug raises"], rows)

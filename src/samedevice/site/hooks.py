@@ -114,6 +114,9 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         table = generated.case_table(_build.data, _build.data.cases, HOME_PAGE,
                                      columns=("id", "case", "family", "messages"))
         markdown = markdown.replace(HOME_TABLE_MARKER, table)
+    if generated.LIBRARIES_MARKER in markdown:
+        root = Path(config.config_file_path).parent
+        markdown = markdown.replace(generated.LIBRARIES_MARKER, generated.real_libraries_table(root))
     for marker, name in MACHINE_MARKERS.items():
         if marker in markdown:
             from samedevice.sim import _machine  # imports torch: only for the page that shows it
