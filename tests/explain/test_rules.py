@@ -188,3 +188,23 @@ def test_a_tensor_attribute_made_in_the_failing_line_is_a_factory_without_device
     result = explain(paste)
     assert "factory-without-device" in _rules(result)
     assert result["families"][0] == "F4"
+
+
+def test_a_second_accelerator_beside_the_cpu_points_to_placement_or_per_rank_state(explain):
+    for a, b, rule in (("cuda:2", "cpu", "other-accelerator-and-cpu"), ("cpu", "xpu:1", "cpu-and-other-accelerator")):
+        result = explain(SAME.format(a=a, b=b, tail=""))
+        assert _rules(result) == [rule], (a, b)
+        assert sorted(result["families"][:2]) == ["F6", "F8"]
+        assert result["thin"] is False
+
+
+def test_the_first_accelerator_beside_the_cpu_says_nothing(explain):
+    for a, b in (("cuda:0", "cpu"), ("cpu", "cuda:0"), ("cuda:1", "cuda:0")):
+        result = explain(SAME.format(a=a, b=b, tail=""))
+        assert not {"other-accelerator-and-cpu", "cpu-and-other-accelerator"} & set(_rules(result)), (a, b)
+
+
+def test_an_input_on_the_cpu_still_outweighs_the_second_accelerator(explain):
+    result = explain(SAME.format(a="cuda:1", b="cpu", tail=" (when checking argument for argument mat1 in method wrapper_addmm)"))
+    assert {"input-on-cpu", "other-accelerator-and-cpu"} <= set(_rules(result))
+    assert result["families"][0] == "F3"
