@@ -834,8 +834,8 @@
     var prior = res.prior;
     if (!prior) return head + "they are listed in the order the catalogue finds them most often. The next step below decides.";
     var often = prior.families.map(function (f) { return f.family + " (" + f.reports + " of " + prior.reports + ")"; }).join(", ");
-    return head + "the first is the catalogue's first for this message; most often, in real reports with " +
-      "this message: " + often + ". That is a frequency, not evidence: the next step below decides.";
+    return head + "the first is the catalogue's first for this message; most often, in real " + prior.template +
+      " reports: " + often + ". That is a frequency, not evidence: the next step below decides.";
   }
 
   function explain(text, kb) {

@@ -55,8 +55,8 @@ def test_thin_paste_keeps_the_catalogue_first_and_takes_ranks_two_and_three_from
 def test_the_report_calls_the_counts_a_frequency_not_evidence(run_with):
     from samedevice.explain.report import render
 
-    text = render(run_with(THIN, {"F9": 7, "F6": 5}), url=lambda u: u)
-    assert "most often, in real reports with this message: F9 (7 of 12), F6 (5 of 12)" in text
+    text = render(run_with(THIN, {"F9": 7, "F6": 5}), url=lambda u: u, width=1000)  # unwrapped
+    assert "most often, in real T1 reports: F9 (7 of 12), F6 (5 of 12)" in text
     assert "That is a frequency, not evidence" in text
 
 

@@ -84,8 +84,8 @@ def thin_text(result: dict) -> str:
         return head + "they are listed in the order the catalogue finds them most often. The next step below decides."
     often = ", ".join(f"{f['family']} ({f['reports']} of {prior['reports']})" for f in prior["families"])
     return (
-        head + "the first is the catalogue's first for this message; most often, in real reports with "
-        f"this message: {often}. That is a frequency, not evidence: the next step below decides."
+        head + f"the first is the catalogue's first for this message; most often, in real {prior['template']} "
+        f"reports: {often}. That is a frequency, not evidence: the next step below decides."
     )
 
 
