@@ -557,8 +557,46 @@
       });
     });
     var ranking = rankFamilies(scores, primary, evidence, kb);
+    var prior = null;
+    if (primary && !evidence.length) {
+      var filled = priorFill(ranking, primary.template, kb);
+      ranking = filled[0];
+      prior = filled[1];
+    }
     var cases = rankCases(primary, caseHits, ranking, kb);
-    return result(primary, errors, ranking, cases, evidence, frames, region, kb);
+    var out = result(primary, errors, ranking, cases, evidence, frames, region, kb);
+    out.prior = prior;
+    return out;
+  }
+
+  // A thin paste (engine.py _prior_fill): rank 1 stays the catalogue's first family, ranks 2-3
+  // go to the families that most often caused the template in the dev set's tune-half reports.
+  function priorFill(ranking, template, kb) {
+    var p = kb.reports_prior;
+    var counts = p.templates[template] || {};
+    if (!ranking.length || !Object.keys(counts).length) return [ranking, null];
+    var order = ranking.map(function (r) { return r.family; });
+    var ids = Object.keys(kb.families);
+    var first = order[0];
+    var pos = function (list, f) { return list.indexOf(f) >= 0 ? list.indexOf(f) : list.length; };
+    var key = function (f) { return [-counts[f], pos(order, f), pos(ids, f)]; };
+    var often = Object.keys(counts).filter(function (f) { return counts[f] >= p.min_reports && f !== first; })
+      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); })
+      .slice(0, p.slots);
+    if (!often.length) return [ranking, null];
+    var moved = often.map(function (fid) {
+      for (var i = 0; i < ranking.length; i++) if (ranking[i].family === fid) return ranking[i];
+      var fam = kb.families[fid] || { title: fid, page: "families/" + fid.toLowerCase() + "/" };
+      return { family: fid, title: fam.title, score: 0.0, page: fam.page, evidence: [] };
+    });
+    var rest = ranking.slice(1).filter(function (r) { return often.indexOf(r.family) < 0; });
+    var total = Object.keys(counts).reduce(function (acc, f) { return acc + counts[f]; }, 0);
+    var prior = {
+      template: template,
+      reports: total,
+      families: often.map(function (f) { return { family: f, reports: counts[f] }; })
+    };
+    return [[ranking[0]].concat(moved, rest), prior];
   }
 
   function contextOf(region, lo, errors) {
@@ -790,6 +828,16 @@
     };
   }
 
+  // report.py thin_text: the catalogue's order, and the tune-half counts as a frequency
+  function thinText(res) {
+    var head = "Nothing in the paste beyond the " + res.template + " message points to one of them; ";
+    var prior = res.prior;
+    if (!prior) return head + "they are listed in the order the catalogue finds them most often. The next step below decides.";
+    var often = prior.families.map(function (f) { return f.family + " (" + f.reports + " of " + prior.reports + ")"; }).join(", ");
+    return head + "the first is the catalogue's first for this message; most often, in real " + prior.template +
+      " reports: " + often + ". That is a frequency, not evidence: the next step below decides.";
+  }
+
   function explain(text, kb) {
     checkText(text);
     return explainText(text, kb);
@@ -895,8 +943,7 @@
 
     if (res.thin) {
       out.appendChild(el("p", "sd-explain__label", "Possible causes (the message alone cannot tell these apart)"));
-      out.appendChild(el("p", "sd-explain__thin", "Nothing in the paste beyond the " + res.template +
-        " message points to one of them; they are listed in the order the catalogue finds them most often. The next step below decides."));
+      out.appendChild(el("p", "sd-explain__thin", thinText(res)));
     } else {
       out.appendChild(el("p", "sd-explain__label", "Likely causes, best first"));
     }

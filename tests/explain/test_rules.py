@@ -148,3 +148,63 @@ def test_layer_replaced_by_index_after_the_move_is_f1(explain):
 def test_assigning_a_tensor_is_not_a_new_layer(explain):
     text = "model.classifier[6].weight = w\n" + SAME.format(a="cuda:0", b="cpu", tail="")
     assert "new-layer-assigned" not in _rules(explain(text))
+
+
+INIT_PASTE = '''class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        {init}
+
+    def forward(self, x):
+        return self.fc(x) * self.mask
+
+Traceback (most recent call last):
+  File "/home/u/proj/run.py", line 20, in <module>
+    out = net(x)
+  File "/home/u/proj/net.py", line 8, in forward
+    return self.fc(x) * self.mask
+''' + SAME.format(a="cuda:0", b="cpu", tail="")
+
+
+def test_tensor_kept_in_a_plain_attribute_is_unregistered_state(explain):
+    result = explain(INIT_PASTE.format(init="self.mask = torch.ones(4)"))
+    assert "tensor-attribute" in _rules(result)
+    assert result["families"][0] == "F2"
+    hit = next(e for e in result["evidence"] if e["rule"] == "tensor-attribute")
+    assert hit["match"] == "self.mask = torch.ones(" and hit["family"] == "F2"
+
+
+def test_a_registered_parameter_or_a_local_tensor_is_not_a_tensor_attribute(explain):
+    for init in ("self.mask = nn.Parameter(torch.ones(4))", "mask = torch.ones(4)", "self.register_buffer('mask', torch.ones(4))"):
+        assert "tensor-attribute" not in _rules(explain(INIT_PASTE.format(init=init))), init
+
+
+def test_a_tensor_attribute_made_in_the_failing_line_is_a_factory_without_device(explain):
+    paste = (
+        'Traceback (most recent call last):\n  File "/home/u/proj/net.py", line 8, in forward\n'
+        "    self.h = torch.zeros(x.shape[0], 4) + x\n" + SAME.format(a="cuda:0", b="cpu", tail="")
+    )
+    result = explain(paste)
+    assert "factory-without-device" in _rules(result)
+    assert result["families"][0] == "F4"
+
+
+def test_a_second_accelerator_beside_the_cpu_points_to_placement_or_per_rank_state(explain):
+    for a, b, rule in (("cuda:2", "cpu", "other-accelerator-and-cpu"), ("cpu", "xpu:1", "cpu-and-other-accelerator")):
+        result = explain(SAME.format(a=a, b=b, tail=""))
+        assert _rules(result) == [rule], (a, b)
+        assert sorted(result["families"][:2]) == ["F6", "F8"]
+        assert result["thin"] is False
+
+
+def test_the_first_accelerator_beside_the_cpu_says_nothing(explain):
+    for a, b in (("cuda:0", "cpu"), ("cpu", "cuda:0"), ("cuda:1", "cuda:0")):
+        result = explain(SAME.format(a=a, b=b, tail=""))
+        assert not {"other-accelerator-and-cpu", "cpu-and-other-accelerator"} & set(_rules(result)), (a, b)
+
+
+def test_an_input_on_the_cpu_still_outweighs_the_second_accelerator(explain):
+    result = explain(SAME.format(a="cuda:1", b="cpu", tail=" (when checking argument for argument mat1 in method wrapper_addmm)"))
+    assert {"input-on-cpu", "other-accelerator-and-cpu"} <= set(_rules(result))
+    assert result["families"][0] == "F3"

@@ -70,7 +70,7 @@ def _listing(folder: str, suffix: str, depth: int = 1) -> list[str]:
 
 def cache_key(root: str | None) -> str:
     """Every source file with its size and modification time, as one string."""
-    files = [*_listing(HERE, ".py"), os.path.join(HERE, "rules.toml")]
+    files = [*_listing(HERE, ".py"), os.path.join(HERE, "rules.toml"), os.path.join(HERE, "prior.toml")]
     files += [*_listing(os.path.join(PACKAGE, "data"), ".toml"), os.path.join(PACKAGE, "data", "case.schema.json")]
     files.append(os.path.join(PACKAGE, "cases.py"))
     if root is not None:

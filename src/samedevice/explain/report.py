@@ -53,10 +53,7 @@ def render(result: dict, url: callable, width: int = 100) -> str:
     out.append("")
     if result["thin"]:
         out.append("Possible causes (the message alone cannot tell these apart)")
-        para(
-            f"Nothing in the paste beyond the {result['template']} message points to one of them; "
-            "they are listed in the order the catalogue finds them most often. The next step below decides."
-        )
+        para(thin_text(result))
     else:
         out.append("Likely causes, best first")
     _causes(result, out, para)
@@ -76,6 +73,20 @@ def render(result: dict, url: callable, width: int = 100) -> str:
         for e in others:
             para(f"line {e['line']}: {e['template']} {e['message']}")
     return "\n".join(out) + "\n"
+
+
+def thin_text(result: dict) -> str:
+    """Why a thin paste's causes are in this order: the catalogue's, and where the dev set's
+    tune-half counts filled ranks 2-3, those counts, as a frequency and not as evidence."""
+    head = f"Nothing in the paste beyond the {result['template']} message points to one of them; "
+    prior = result.get("prior")
+    if not prior:
+        return head + "they are listed in the order the catalogue finds them most often. The next step below decides."
+    often = ", ".join(f"{f['family']} ({f['reports']} of {prior['reports']})" for f in prior["families"])
+    return (
+        head + f"the first is the catalogue's first for this message; most often, in real {prior['template']} "
+        f"reports: {often}. That is a frequency, not evidence: the next step below decides."
+    )
 
 
 def _causes(result: dict, out: list[str], para) -> None:
