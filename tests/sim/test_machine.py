@@ -239,3 +239,23 @@ def test_set_default_device_cuda_makes_tensors_on_the_simulated_gpu(cuda):
     finally:
         torch.set_default_device("cpu")
     assert torch.ones(2).device == torch.device("cpu")
+
+
+def test_a_checkpoint_from_a_missing_gpu_raises_cudas_deserialize_text(cuda, tmp_path):
+    # Saved on cuda:1 of a two-GPU machine, loaded without map_location on a one-GPU machine.
+    from samedevice.sim import _backend
+
+    before = _backend.DEVICE_COUNT
+    try:
+        _backend.set_device_count(2)
+        torch.save({"w": torch.arange(3.0, device="cuda:1")}, tmp_path / "ck.pt")
+        _backend.set_device_count(1)
+        with pytest.raises(RuntimeError) as info:
+            torch.load(tmp_path / "ck.pt")
+        assert str(info.value) == (
+            "Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. "
+            "Please use torch.load with map_location to map your storages to an existing device."
+        )
+        assert torch.load(tmp_path / "ck.pt", map_location="cuda:0")["w"].device == torch.device("cuda", 0)
+    finally:
+        _backend.set_device_count(before)

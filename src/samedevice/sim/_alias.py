@@ -228,9 +228,28 @@ def _register_serialization() -> None:
     def deserializer(obj: Any, location: str) -> Any:
         if not (SPELLING.alias_cuda and location.startswith("cuda")):
             return None
+        _check_deserialize_index(location)
         device = _to_sim(location)
         if getattr(obj, "_torch_load_uninitialized", False):
             return torch.empty(obj.nbytes(), dtype=torch.uint8, device=device).untyped_storage()
         return obj.to(device=device)
 
     torch.serialization.register_package(15, tagger, deserializer)
+
+
+def _check_deserialize_index(location: str) -> None:
+    """CUDA's check before restoring a storage (torch/serialization.py, ``_validate_device``).
+
+    A checkpoint saved on ``cuda:1`` and loaded without ``map_location`` on a machine with
+    fewer GPUs fails there with this text, before any storage is created; the sim device would
+    otherwise raise its own invalid-ordinal error. Runs once per storage in ``torch.load`` only.
+    """
+    from . import _backend
+
+    index = torch.device(location).index or 0
+    if index >= _backend.DEVICE_COUNT:
+        raise RuntimeError(
+            f"Attempting to deserialize object on CUDA device {index} but "
+            f"torch.cuda.device_count() is {_backend.DEVICE_COUNT}. Please use torch.load with "
+            "map_location to map your storages to an existing device."
+        )
