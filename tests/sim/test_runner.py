@@ -76,16 +76,20 @@ def test_a_bare_device_ordinal_is_gpu_0_in_both_runs(tmp_path):
     # transformers: from_pretrained(..., device_map={"": 0}) turns the ordinal into torch.device(0)
     prog = _script(tmp_path, """
         import torch
+        torch.manual_seed(0)
         gpu = 0 if torch.cuda.is_available() else -1
         same = int(torch.device(gpu) == torch.device("cuda:0"))
         on_cpu = int(torch.device(gpu) == torch.device("cpu"))
         x = torch.zeros(2, device=gpu) + torch.ones(2).to(gpu)
+        y = torch.nn.Linear(2, 1).to(gpu)(x)  # Module.to parses the ordinal itself
     """)
     sim, cpu = run_script(prog, "cuda"), run_script(prog, "cpu")
     assert sim.ok and cpu.ok, (sim.stderr, cpu.stderr)
     assert (sim.values()["same"], sim.values()["on_cpu"]) == (1, 0)
     assert (cpu.values()["same"], cpu.values()["on_cpu"]) == (0, 1)
     assert str(cpu.values()["x"].device) == "cpu" and sim.usage > 0
+    assert str(cpu.values()["y"].device) == "cpu"
+    torch.testing.assert_close(sim.values()["y"], cpu.values()["y"])
 
 
 def test_samedevice_run_returns_the_programs_exit_status(tmp_path):

@@ -86,11 +86,13 @@ def _record_line(record: dict[str, Any]) -> str:
 def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookNode]:
     """A snippet on the page: its code as a cell, or as a listing run with ``%run`` -- for
     programs that start several processes (their functions cannot live inside a notebook
-    kernel; the ranks see the same simulated device) and for environment bugs (the program
-    finds its files next to itself through ``__file__``)."""
+    kernel; the ranks see the same simulated device), for environment bugs, and for programs
+    that read files kept beside them (they find them through ``__file__``)."""
     source = path.read_text(encoding="utf-8")
     tags = (RAISES_TAG,) if raises else ()
-    if case.verify not in ("dist", "cpu"):
+    # files beside the programs (a checkpoint they load) are found through __file__
+    beside = [p for p in path.parent.iterdir() if p.is_file() and p.name not in ("broken.py", "fixed.py")]
+    if case.verify not in ("dist", "cpu") and not beside:
         return [_md(intro), _code(source, *tags)]
     # the kernel runs in cases/ (where nbmake starts it), so the script is one level up
     rel = "../" + path.relative_to(case.root).as_posix()

@@ -20,7 +20,8 @@ from torch.overrides import TorchFunctionMode
 
 Tensor = torch.Tensor
 _CPU = torch.device("cpu")
-_POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory}
+# Module.to(0) parses its arguments with _parse_to: a bare ordinal there is the accelerator too
+_POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory, torch._C._nn._parse_to}
 
 
 def _to_cpu_spec(value: Any) -> Any:
