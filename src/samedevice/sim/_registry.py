@@ -139,9 +139,22 @@ def value(target: str, behaviour: str, v: Any) -> None:
 
 
 def refuse(target: str, why: str) -> None:
+    message = f"{target} is not simulated: {why}"
+    name = target.rpartition(".")[2]
+
     def refused(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        raise Unsupported(f"{target} is not simulated: {why}")
+        raise Unsupported(message)
 
-    refused.__name__ = target.rpartition(".")[2]
+    if name[:1].isupper():
+        # A class stays a class: libraries name it at import time, in annotations evaluated
+        # then (transformers 5: ``-> torch.cuda.CUDAGraph | None``) and in isinstance checks;
+        # only making one raises.
+        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            raise Unsupported(message)
+
+        refused = type(name, (), {"__new__": __new__, "__doc__": message, "__module__": target.rpartition(".")[0]})
+    else:
+        refused.__name__ = name
     REGISTRY[target] = Entry(target, why, refused, refused=True)
