@@ -45,6 +45,8 @@ pipe_on_gpu = int(pipe.device.type == "cuda")
 
 folder = tempfile.mkdtemp()
 lm.save_pretrained(folder)
-loaded = GPT2LMHeadModel.from_pretrained(folder, device_map={"": gpu if gpu >= 0 else "cpu"})
+# "cuda:0", not 0: samedevice's CPU reference run reads "cuda" strings as the CPU, while a bare
+# index means "the current accelerator", which a CPU-only torch refuses
+loaded = GPT2LMHeadModel.from_pretrained(folder, device_map={"": "cuda:0" if gpu >= 0 else "cpu"})
 loaded_on_gpu = int(loaded.device.type == "cuda")
 loaded_logits = loaded(**prompt).logits
