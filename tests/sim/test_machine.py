@@ -180,6 +180,13 @@ def test_what_cannot_be_simulated_is_refused_by_name(cuda, call, name):
         call()
 
 
+def test_a_refused_class_can_still_be_named(cuda):
+    """transformers 5 annotates ``-> torch.cuda.CUDAGraph | None`` at import: naming a refused
+    class must work; only making one raises."""
+    assert (torch.cuda.CUDAGraph | None).__args__[0] is torch.cuda.CUDAGraph
+    assert not isinstance(object(), torch.cuda.MemPool)
+
+
 def test_triton_and_cuda_extensions_are_refused(cuda):
     with pytest.raises(sim.Unsupported, match=r"^triton is not simulated") as e:
         import triton  # noqa: F401

@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
-from collections.abc import Callable
 
 import torch
 
@@ -40,7 +39,10 @@ class Tracker:
         self.reserved: dict[int, int] = {}
         self.peak_reserved: dict[int, int] = {}
         self.allocations: dict[int, int] = {}
-        self._pending: list[int] = []  # starts of blocks whose storage died, not yet applied
+        # weak references (keyed by block start) to storages that died, not yet applied: the
+        # callback may run inside add() (a garbage collection while the lock is held), so it
+        # only queues; drain() applies the queue under the lock
+        self._pending: list[weakref.KeyedRef] = []
 
     def add(self, c: torch.Tensor, index: int) -> None:
         """Called by ``from_cpu`` for each CPU tensor wrapped as ``sim:index`` (per-op path: keep lean)."""
@@ -58,8 +60,10 @@ class Tracker:
                 return  # inside a live block: a view of memory already counted
             size = -(-nbytes // GRANULE) * GRANULE
             starts.insert(i, start)
-            # a weak reference with a callback: cheaper than weakref.finalize on this path
-            self._blocks[start] = (start + nbytes, index, size, weakref.ref(storage, self._forget(start)))
+            # a keyed weak reference whose callback is the queue's own append: no closure made
+            # per allocation and no Python frame run per free (cheaper than weakref.finalize)
+            self._blocks[start] = (start + nbytes, index, size,
+                                   weakref.KeyedRef(storage, self._pending.append, start))
             allocated = self.allocated
             now = allocated[index] = allocated.get(index, 0) + size
             self.allocations[index] = self.allocations.get(index, 0) + 1
@@ -69,24 +73,17 @@ class Tracker:
                 self.reserved[index] = _round(now, SEGMENT)
                 self.peak_reserved[index] = max(self.peak_reserved.get(index, 0), self.reserved[index])
 
-    def _forget(self, start: int) -> Callable[[object], None]:
-        # The callback may run inside add() (a garbage collection while the lock is held):
-        # it only queues the block; the queue is applied under the lock (drain).
-        pending = self._pending
-
-        def callback(_: object) -> None:
-            pending.append(start)
-
-        return callback
-
     def drain(self) -> None:
         """Apply the frees queued by the weak-reference callbacks (call with the lock held)."""
         pending = self._pending
+        blocks = self._blocks
         while pending:
-            start = pending.pop()
-            block = self._blocks.pop(start, None)
-            if block is None:
-                continue
+            ref = pending.pop()
+            start = ref.key
+            block = blocks.get(start)
+            if block is None or block[3] is not ref:
+                continue  # a newer block at the same address (its storage was freed first)
+            del blocks[start]
             i = bisect.bisect_left(self._starts, start)
             if i < len(self._starts) and self._starts[i] == start:
                 del self._starts[i]
