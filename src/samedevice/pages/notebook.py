@@ -308,6 +308,9 @@ def _path_prefixes() -> list[tuple[str, str]]:
         lib = Path(base) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
         prefixes.append((str(lib / "site-packages") + "/", ".../site-packages/"))
         prefixes.append((str(lib) + "/", ".../lib/python/"))
+    # site-packages folders reached another way (a .pth file naming another environment's)
+    prefixes += [(entry.rstrip("/") + "/", ".../site-packages/") for entry in sys.path
+                 if entry.rstrip("/").endswith("site-packages")]
     return sorted(prefixes, key=lambda p: -len(p[0]))
 
 
