@@ -38,16 +38,22 @@ lint: install
 check-notebooks: install
 	$(BIN)/samedevice notebook --check
 
-verify: install
-	$(BIN)/samedevice verify -j $(JOBS)
+# Verification runs each case page once (its cells are the broken and fixed runs) and keeps
+# the executed pages in $(PAGES_RUN); the page test compares those with the stored outputs
+# instead of executing every page again. nbmake over cases/ would be a second execution, so
+# it is not run here (`pytest --nbmake cases` still works).
+PAGES_RUN := .pages-run
 
-# Each case page is executed once, by tests/test_notebooks.py (hidden cells assert the
-# documented error; outputs are compared with the stored ones); nbmake over cases/ would
-# execute every page a second time, so it is not run here (`pytest --nbmake cases` still works).
+verify: install
+	rm -rf $(PAGES_RUN)
+	$(BIN)/samedevice verify -j $(JOBS) --pages $(PAGES_RUN)
+
+# Alone (`make pytest`), the page test executes each page itself.
 pytest: install browser
 	$(BIN)/python -m pytest -n $(JOBS) --durations=15 tests
 
-test: lint check-notebooks verify pytest
+test: lint check-notebooks verify browser
+	SAMEDEVICE_PAGES_RUN=$(PAGES_RUN) $(BIN)/python -m pytest -n $(JOBS) --durations=15 tests
 
 site: install
 	$(BIN)/mkdocs build --strict
@@ -62,4 +68,4 @@ notebooks: install
 	$(BIN)/samedevice notebook
 
 clean:
-	rm -rf site .pytest_cache .ruff_cache
+	rm -rf site .pytest_cache .ruff_cache $(PAGES_RUN)

@@ -1,14 +1,18 @@
 """Case pages: each notebook matches its sources, and re-running it prints what it shows.
 
-The re-run test is the one execution of each page in `make test` (nbmake would be a second):
-nbclient runs it like nbmake, failing on any error outside a `raises-exception` cell, so the
-hidden cells' assertion that the failing cell failed with the documented message, word for
-word, is checked in the same run that reproduces the stored outputs.
+Each page is executed once in `make test`: `samedevice verify --pages DIR` runs it (its cells
+are verify's broken and fixed runs) and the re-run test compares that run's outputs with the
+stored ones (SAMEDEVICE_PAGES_RUN=DIR). Run alone, the test executes the page itself with
+nbclient, like nbmake. Either way a cell outside `raises-exception` that fails stops the page,
+so the hidden cells' assertion that the failing cell failed with the documented message, word
+for word, is checked in the same run that reproduces the stored outputs.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -22,6 +26,7 @@ from samedevice.pages.notebook import (
     comparable_outputs,
     same_output,
 )
+from samedevice.verify.page import load_page_run
 
 CASES = load_cases()
 RUNNABLE = [c for c in CASES if c.verify != "gpu-only"]
@@ -40,11 +45,22 @@ def test_page_has_the_fixed_headings_in_order(case):
     assert headings == list(SECTIONS)
 
 
+def _fresh_run(case, stored: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The page as `samedevice verify --pages DIR` ran it in this `make test` (DIR in
+    SAMEDEVICE_PAGES_RUN), so the page is executed once; else a run of its own, in a kernel."""
+    folder = os.environ.get("SAMEDEVICE_PAGES_RUN")
+    if folder:
+        kept = load_page_run(case, Path(folder))
+        if kept is not None:
+            return kept
+    return execute(copy.deepcopy(stored), case.root)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", RUNNABLE, ids=lambda c: c.slug)
 def test_rerunning_the_notebook_reproduces_its_stored_outputs(case):
     stored = nbformat.read(case.notebook_path, as_version=4)
-    fresh = execute(copy.deepcopy(stored), case.root)
+    fresh = _fresh_run(case, stored)
     visible = [i for i, c in enumerate(stored.cells)
                if c.cell_type == "code" and HIDDEN_TAG not in c.metadata.get("tags", ())]
     want = comparable_outputs(stored)

@@ -71,3 +71,82 @@ def test_cases_json_lists_every_case_with_its_metadata():
     assert first["error"]["messages"][0]["text"].startswith(("Expected", "Input", "No backend",
                                                              "indices", "module", "Attempting",
                                                              "can't"))
+
+
+# One case of each way a page runs its programs: cells on the simulator, `%run` of a program
+# that reads files beside it, spawned ranks, and the unchanged CPU-only environment.
+def _page_kind(case) -> str:
+    beside = [p for p in case.broken_path.parent.iterdir() if p.name not in ("broken.py", "fixed.py")]
+    return "files" if case.verify == "sim" and any(p.is_file() for p in beside) else case.verify
+
+
+PAGE_KINDS = {_page_kind(c): c.slug for c in reversed(CASES)}
+
+
+@pytest.mark.slow
+def test_verify_runs_each_page_once_and_keeps_outputs_equal_to_the_stored_ones(tmp_path):
+    import nbformat
+
+    from samedevice.pages.notebook import comparable_outputs, same_output
+    from samedevice.verify.page import load_page_run
+
+    cases = [c for c in CASES if c.slug in PAGE_KINDS.values()]
+    assert len(cases) == 4
+    results = verify_cases(cases, jobs=2, pages_dir=tmp_path)
+    assert {r.case.slug: r.status for r in results} == dict.fromkeys(PAGE_KINDS.values(), "pass")
+    for case in cases:
+        kept = load_page_run(case, tmp_path)
+        assert kept is not None, case.slug
+        stored = nbformat.read(case.notebook_path, as_version=4)
+        for got, want in zip(comparable_outputs(kept), comparable_outputs(stored), strict=True):
+            assert len(got) == len(want) and all(map(same_output, got, want)), case.slug
+
+
+def test_a_kept_page_is_not_used_once_the_stored_page_changed(tmp_path):
+    import dataclasses
+    import shutil
+
+    import nbformat
+
+    from samedevice.verify.page import load_page_run, save_page_run
+
+    case = CASES[0]
+    (tmp_path / "cases").mkdir()
+    moved = dataclasses.replace(case, root=tmp_path)
+    shutil.copy(case.notebook_path, moved.notebook_path)
+    nb = nbformat.read(moved.notebook_path, as_version=4)
+    save_page_run(moved, nb, tmp_path / "run")
+    assert load_page_run(moved, tmp_path / "run") is not None
+    moved.notebook_path.write_text(moved.notebook_path.read_text() + "\n")
+    assert load_page_run(moved, tmp_path / "run") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(PAGE_KINDS))
+def test_a_page_whose_programs_are_swapped_fails_verify(kind, tmp_path):
+    # The page path has the mutation property too: regenerate the page from swapped programs
+    import dataclasses
+    import shutil
+
+    import nbformat
+
+    from samedevice.pages.notebook import build_notebook, executed_info
+    from samedevice.sim.warm import WarmRunner
+    from samedevice.verify import verify_case
+
+    case = next(c for c in CASES if c.slug == PAGE_KINDS[kind])
+    moved = dataclasses.replace(case, root=tmp_path)
+    shutil.copytree(case.broken_path.parent, moved.broken_path.parent)
+    moved.broken_path.write_bytes(case.fixed_path.read_bytes())
+    moved.fixed_path.write_bytes(case.broken_path.read_bytes())
+    moved.notebook_path.parent.mkdir()
+    nbformat.write(build_notebook(moved, executed_info("sim")), moved.notebook_path)
+    with WarmRunner() as warm:
+        warm.wait_ready()
+        assert warm.runs_pages
+        result = verify_case(moved, runner=warm.run, page_runner=warm.run_page)
+    assert result.status == FAIL
+    assert result.page is not None  # the page ran (and stopped), not the programs
+    assert "broken: broken.py finished without an error" in result.problems
+    assert any(p.startswith("fixed: fixed.py did not finish: the page stopped: cell ")
+               for p in result.problems), result.problems

@@ -342,22 +342,26 @@ def _volatile(text: str) -> str:
 
 
 def comparable_outputs(nb: NotebookNode) -> list[list[str]]:
-    """Outputs reduced to plain text without colours or addresses, per code cell."""
+    """Outputs reduced to plain text without colours or addresses, per code cell.
+
+    A cell's stream outputs are joined per stream (stdout, then stderr) ahead of its other
+    outputs: where a kernel cuts a stream into messages, and how stdout and stderr interleave,
+    depends on flush timing, not on what the code printed."""
     result = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        texts = []
+        streams = {"stdout": "", "stderr": ""}
+        others = []
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                texts.append("\n".join(out["traceback"]))
+                others.append("\n".join(out["traceback"]))
             elif out.get("output_type") == "stream":
-                text = _BARRIER_WARNING.sub("", _SPAWN_TERMINATING.sub("", out["text"]))
-                if text:
-                    texts.append(text)
+                streams[out.get("name", "stdout")] = streams.get(out.get("name", "stdout"), "") + out["text"]
             elif "data" in out:
-                texts.append(out["data"].get("text/plain", ""))
-        result.append([_volatile(t) for t in texts])
+                others.append(out["data"].get("text/plain", ""))
+        texts = [_BARRIER_WARNING.sub("", _SPAWN_TERMINATING.sub("", t)) for t in streams.values()]
+        result.append([_volatile(t) for t in [*filter(None, texts), *others]])
     return result
 
 

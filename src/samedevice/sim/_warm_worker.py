@@ -35,6 +35,10 @@ WARM_MODULES = (
     "samedevice.sim._nn_kernels", "samedevice.sim._patches", "samedevice.sim._process",
     "samedevice.sim._runtime", "samedevice.sim._tracebacks", "samedevice.sim.dist",
 )
+# What a case page needs besides (``verify`` runs pages here too); optional: a plain
+# ``pip install samedevice[torch]`` has no IPython, and verify then runs the programs alone.
+PAGE_MODULES = ("IPython.core.interactiveshell", "ipykernel.compiler", "nbformat",
+                "samedevice.pages.inprocess", "samedevice.ipython", "samedevice.testing")
 
 
 def _exit_code(e: SystemExit) -> int:
@@ -54,13 +58,9 @@ def _text_stream(fd: int) -> TextIO:
                             errors="backslashreplace", line_buffering=True, write_through=True)
 
 
-def _child(req: dict[str, Any]) -> int:
-    """Become the program's process (we are the forked child); return its exit status."""
-    import atexit
-    import builtins
+def _become_child(req: dict[str, Any]) -> None:
+    """What a fresh interpreter would have: its own process group, streams, folder, environment."""
     import random
-    import threading
-    import types
 
     os.setpgid(0, 0)  # a timeout kills the program and the processes it started
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh interpreter
@@ -73,13 +73,33 @@ def _child(req: dict[str, Any]) -> int:
     sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)
     sys.stdout = sys.__stdout__ = _text_stream(1)
     sys.stderr = sys.__stderr__ = _text_stream(2)
-    script = req["script"]
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
+    random.seed()  # a fresh interpreter seeds from the OS; forks would share the worker's state
+
+
+def _page_child(req: dict[str, Any]) -> int:
+    """Run a case page as its kernel would (``samedevice.verify.page``)."""
+    _become_child(req)
+    sys.argv = ["ipykernel_launcher"]
+    sys.path[0] = ""  # a kernel's first path entry: its working folder
+    from samedevice.verify.page import run_in_child
+
+    return run_in_child(req)
+
+
+def _child(req: dict[str, Any]) -> int:
+    """Become the program's process (we are the forked child); return its exit status."""
+    import atexit
+    import builtins
+    import threading
+    import types
+
+    _become_child(req)
+    script = req["script"]
     sys.argv = [script]
     sys.path[0] = os.path.dirname(script)
-    random.seed()  # a fresh interpreter seeds from the OS; forks would share the worker's state
 
     code = 0
     try:
@@ -121,7 +141,7 @@ def _run(req: dict[str, Any]) -> dict[str, Any]:
     if pid == 0:
         code = 70
         try:
-            code = _child(req)
+            code = _page_child(req) if "page" in req else _child(req)
         finally:
             os._exit(code)
     deadline = time.monotonic() + float(req["timeout"])
@@ -155,8 +175,14 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in WARM_MODULES:
         importlib.import_module(name)
+    pages = True
+    for name in PAGE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pages = False
 
-    answers.write(json.dumps({"ready": os.getpid()}) + "\n")
+    answers.write(json.dumps({"ready": os.getpid(), "pages": pages}) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue

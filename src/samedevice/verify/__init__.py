@@ -30,6 +30,8 @@ from samedevice.cases import Case
 if TYPE_CHECKING:
     from samedevice.sim.runner import RunResult
 
+    from .page import PageRun
+
     # run_script's signature: (script, mode, timeout, workdir=None, extra_env=None)
     Runner = Callable[..., RunResult]
 
@@ -48,6 +50,7 @@ class CaseResult:
     device: str = "sim"
     torch_version: str = ""
     gpu: str | None = None
+    page: Any = None  # the page as this run executed it (when verify ran the page)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,11 +155,35 @@ def compare_values(sim_values: dict[str, Any], cpu_values: dict[str, Any]) -> tu
     return problems, count
 
 
+def _page_cells(case: Case) -> tuple[int, int] | None:
+    """The broken and fixed programs' cells on the case's page (None: no page to run)."""
+    if not case.notebook_path.exists():
+        return None
+    import nbformat
+
+    from .page import program_cells
+
+    broken, fixed = program_cells(nbformat.read(case.notebook_path, as_version=4), case.slug)
+    return None if broken is None or fixed is None else (broken, fixed)
+
+
+def _raised(exc: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A rank's own exception when the page's spawn re-raised it (as ``RunResult.exception``)."""
+    from samedevice.sim.runner import _innermost
+
+    if exc and exc.get("type") == "ProcessRaisedException":
+        return _innermost(exc)
+    return exc
+
+
 def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
                 fixed: Path | None = None, timeout: float = 300.0,
-                runner: Runner | None = None) -> CaseResult:
+                runner: Runner | None = None, page_runner: Callable[..., PageRun] | None = None
+                ) -> CaseResult:
     """Prove one case. ``broken``/``fixed`` override the snippet paths (used by tests);
-    ``runner`` runs each program (default: a fresh interpreter per program, ``run_script``)."""
+    ``runner`` runs each program (default: a fresh interpreter per program, ``run_script``);
+    ``page_runner`` (``WarmRunner.run_page``) runs the case's page instead of the two
+    programs, which then also yields the page's fresh outputs (``CaseResult.page``)."""
     import time
 
     from samedevice.sim.runner import run_script
@@ -195,23 +222,44 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
         # `cuda:1` and `torch.cuda.set_device(rank)` work where two GPUs would
         extra_env["SAMEDEVICE_GPUS"] = str(max(1, case.devices_needed))
 
-    bad = run(broken, run_mode, timeout, extra_env=extra_env)
-    problems = check_error(case, bad.exception, torch_version)
-    if bad.timed_out:
+    cells = None
+    if page_runner is not None and not real and broken == case.broken_path and fixed == case.fixed_path:
+        cells = _page_cells(case)
+    if cells is not None:
+        # The page is the proof: its failing cell is the broken program's run, its fix cell
+        # the fixed program's (one execution serves verify and the page test).
+        assert page_runner is not None
+        page = page_runner(case.notebook_path, *cells, mode=run_mode, timeout=timeout,
+                           extra_env=extra_env)
+        result.page = page.notebook
+        bad_exception, bad_usage, bad_timed_out = _raised(page.broken_exception), page.broken_usage, page.timed_out
+    else:
+        bad = run(broken, run_mode, timeout, extra_env=extra_env)
+        bad_exception, bad_usage, bad_timed_out = bad.exception, bad.usage, bad.timed_out
+    problems = check_error(case, bad_exception, torch_version)
+    if bad_timed_out:
         problems.insert(0, f"broken.py timed out after {timeout:.0f} s")
-    if run_mode == "cuda" and bad.usage == 0:
+    if run_mode == "cuda" and bad_usage == 0:
         problems.append("broken.py never used the accelerator (it created no simulated tensor)")
     if not problems:
         msg = case.error.message_for(torch_version)
         result.checks.append(f"broken.py raised {case.error.exception}: {msg.text if msg else ''}")
     result.problems += [f"broken: {p}" for p in problems]
 
-    good = run(fixed, run_mode, timeout, extra_env=extra_env)
-    if not good.ok:
+    if cells is not None:
+        if page.failure and page.fixed_finished:
+            result.problems.append(f"page: {page.failure}")  # a later cell (find it, ...) failed
+        good_ok, good_usage = page.fixed_finished, page.fixed_usage
+        good_failure = f"the page stopped: {page.failure}" if page.failure else "the fix cell raised"
+        good_values = page.fixed_values
+    else:
+        good = run(fixed, run_mode, timeout, extra_env=extra_env)
+        good_ok, good_usage, good_values = good.ok, good.usage, good.values
         exc = good.exception
-        what = f"{exc['type']}: {exc['message']}" if exc else (good.stderr.strip().splitlines() or ["crashed"])[-1]
-        result.problems.append(f"fixed: fixed.py did not finish: {what}")
-    elif run_mode == "cuda" and good.usage == 0:
+        good_failure = f"{exc['type']}: {exc['message']}" if exc else (good.stderr.strip().splitlines() or ["crashed"])[-1]
+    if not good_ok:
+        result.problems.append(f"fixed: fixed.py did not finish: {good_failure}")
+    elif run_mode == "cuda" and good_usage == 0:
         result.problems.append("fixed: fixed.py never used the accelerator")
     elif ref_mode is not None:
         ref = run(fixed, ref_mode, timeout, extra_env=extra_env)
@@ -219,7 +267,13 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
             exc = ref.exception
             result.problems.append(f"fixed: the CPU reference run failed: {exc['type'] if exc else 'crashed'}")
         else:
-            diffs, count = compare_values(good.values(), ref.values())
+            ref_values = ref.values()
+            sim_values = good_values()
+            if cells is not None:
+                # the page's namespace also holds what the broken cell left: only the names
+                # the fixed program binds (those of its CPU run) are its results
+                sim_values = {k: v for k, v in sim_values.items() if k in ref_values}
+            diffs, count = compare_values(sim_values, ref_values)
             if count == 0:
                 diffs.append("fixed.py left no tensors to compare with the CPU run")
             result.problems += [f"fixed: {d}" for d in diffs]
@@ -233,16 +287,19 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
 
 
 def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: bool = False,
-                 swapped: bool = False,
+                 swapped: bool = False, pages_dir: Path | None = None,
                  on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
     """Verify several cases, ``jobs`` at a time; report each as it finishes.
 
     ``swapped=True`` verifies each case with its broken and fixed programs exchanged (the
     mutation check: every case must then fail).
 
-    Each job keeps one warm interpreter (torch imported once) and runs every program in a fork
-    of it (``samedevice.sim.warm``); ``cold=True`` starts a fresh interpreter per program
-    instead (the slower way, kept for ``benchmarks/verify_speed.py`` and for comparison).
+    Each job keeps one warm interpreter (torch imported once) and runs each case's page in a
+    fork of it (``samedevice.verify.page``: the page's cells are the broken and fixed runs),
+    and the CPU reference run of ``fixed.py`` in another fork. ``pages_dir`` keeps the
+    executed pages there (``<slug>.ipynb``), for the page test to compare instead of running
+    them again. ``cold=True`` starts a fresh interpreter per program and runs no page (the
+    slower way, kept for ``benchmarks/verify_speed.py`` and for comparison).
     """
     import queue
 
@@ -263,7 +320,14 @@ def verify_cases(cases: list[Case], *, real: bool = False, jobs: int = 2, cold: 
         w = runners.get()
         try:
             programs = {"broken": case.fixed_path, "fixed": case.broken_path} if swapped else {}
-            return verify_case(case, real=real, runner=w.run if w is not None else None, **programs)
+            pages = w.run_page if w is not None and w.runs_pages and not swapped else None
+            result = verify_case(case, real=real, runner=w.run if w is not None else None,
+                                 page_runner=pages, **programs)
+            if pages_dir is not None and result.page is not None:
+                from .page import save_page_run
+
+                save_page_run(case, result.page, pages_dir)
+            return result
         finally:
             runners.put(w)
 

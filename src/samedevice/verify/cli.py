@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from samedevice.cases import CaseError, get_case, load_cases
 from samedevice.cli import UserError
@@ -25,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold", action="store_true",
                         help="start a fresh interpreter for every program instead of forking a "
                              "warm one per job (slower; for comparison)")
+    parser.add_argument("--pages", metavar="DIR",
+                        help="keep each case page as this run executed it in DIR, for the page "
+                             "test (SAMEDEVICE_PAGES_RUN=DIR pytest tests/test_notebooks.py) to "
+                             "compare instead of executing it again")
     parser.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 1),
                         help="cases verified at once (default: %(default)s)")
 
@@ -43,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     done = 0
     width = max(len(c.slug) for c in cases)
     stream = sys.stderr if args.json else sys.stdout
-    how = "a fresh interpreter per program" if args.cold or args.real else "a warm interpreter per job"
+    how = ("a fresh interpreter per program" if args.cold or args.real
+           else "a warm interpreter per job, each case's page run once")
     print(f"verifying {total} case(s) {'on real CUDA' if args.real else 'on the simulated accelerator'}"
           f" with {args.jobs} job(s), {how}", file=stream, flush=True)
 
@@ -55,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{done:>{len(str(total))}}/{total}] {r.case.slug:<{width}}  {status:<4}  "
               f"{r.seconds:5.1f}s  {detail}", file=stream, flush=True)
 
-    results = verify_cases(cases, real=args.real, jobs=args.jobs, cold=args.cold, on_result=progress)
+    pages = Path(args.pages) if args.pages else None
+    results = verify_cases(cases, real=args.real, jobs=args.jobs, cold=args.cold, pages_dir=pages,
+                           on_result=progress)
     if args.record:
         for r in results:
             if r.status != SKIP:
