@@ -116,7 +116,7 @@ def main() -> None:
     for _ in range(50):  # 2,000 training steps
         tiny(sim.enable())
     print(f"memory, 2,000 more tiny steps with the tracker on: RSS {rss_mib() - before:+.1f} MiB, "
-          f"{len(TRACKER._starts)} live tracked blocks after the runs, peak {TRACKER.peak.get(0, 0)} bytes counted")
+          f"{TRACKER.live_blocks()} live tracked blocks after the runs, peak {TRACKER.read('peak', 0)} bytes counted")
 
     imp = fresh("import time; t=time.perf_counter(); import samedevice, sys; "
                 "assert 'torch' not in sys.modules; print(time.perf_counter()-t)")

@@ -153,14 +153,14 @@ def _mem(name: str, behaviour: str, read: Callable[[int], Any]) -> None:
 
 
 _mem("memory_allocated", "bytes held by live tensors on the GPU, each rounded up to 512 as CUDA's allocator does",
-     lambda i: TRACKER.read(TRACKER.allocated, i))
+     lambda i: TRACKER.read("allocated", i))
 _mem("max_memory_allocated", "peak of `memory_allocated` since start or `reset_peak_memory_stats`",
-     lambda i: TRACKER.read(TRACKER.peak, i))
+     lambda i: TRACKER.read("peak", i))
 _mem("memory_reserved", "the simulated caching allocator's pool: the peak, in 2 MiB segments, until `empty_cache`",
-     lambda i: TRACKER.read(TRACKER.reserved, i))
-_mem("max_memory_reserved", "peak of `memory_reserved`", lambda i: TRACKER.read(TRACKER.peak_reserved, i))
-_mem("memory_cached", "as `memory_reserved` (old name)", lambda i: TRACKER.read(TRACKER.reserved, i))
-_mem("max_memory_cached", "as `max_memory_reserved` (old name)", lambda i: TRACKER.read(TRACKER.peak_reserved, i))
+     lambda i: TRACKER.read("reserved", i))
+_mem("max_memory_reserved", "peak of `memory_reserved`", lambda i: TRACKER.read("peak_reserved", i))
+_mem("memory_cached", "as `memory_reserved` (old name)", lambda i: TRACKER.read("reserved", i))
+_mem("max_memory_cached", "as `max_memory_reserved` (old name)", lambda i: TRACKER.read("peak_reserved", i))
 _mem("reset_peak_memory_stats", "peaks start again from the current values", TRACKER.reset_peak)
 _mem("reset_max_memory_allocated", "as `reset_peak_memory_stats`", TRACKER.reset_peak)
 _mem("reset_max_memory_cached", "as `reset_peak_memory_stats`", TRACKER.reset_peak)
@@ -168,7 +168,7 @@ _mem("reset_accumulated_memory_stats", "no-op", lambda i: None)
 _mem("memory_stats", "`allocated_bytes.all.current/peak`, `reserved_bytes.all.*`, `active_bytes.all.*`, "
      "`num_ooms` (0), …", TRACKER.stats)
 _mem("mem_get_info", "(total − reserved, total) with the simulated GPU's 16 GiB",
-     lambda i: (GPU.total_memory - TRACKER.read(TRACKER.reserved, i), GPU.total_memory))
+     lambda i: (GPU.total_memory - TRACKER.read("reserved", i), GPU.total_memory))
 _mem("memory_summary", "a short text of the statistics above",
      lambda i: "\n".join(f"{k}: {v}" for k, v in TRACKER.stats(i).items()))
 value("torch.cuda.empty_cache", "returns the unused pool: `memory_reserved` drops to the live bytes", lambda: TRACKER.empty_cache())

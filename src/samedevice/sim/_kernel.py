@@ -17,6 +17,7 @@ lookup, a walk over precomputed argument positions and one CPU call. Frames here
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -159,7 +160,6 @@ def _collect(found: list, name: str, value: Any) -> list[tuple[str, Tensor]]:
 
 _FACTS: dict[str, _optable.OpFacts] = {}
 _SPECS: dict[torch._ops.OpOverload, OpSpec] = {}
-SPECIAL: dict[torch._ops.OpOverload, Callable[..., Any]] = {}
 
 
 def load_facts() -> dict[str, _optable.OpFacts]:
@@ -184,13 +184,45 @@ def spec_for(op: torch._ops.OpOverload) -> OpSpec:
 # -- the kernel ---------------------------------------------------------------------------------
 
 
+# id(op) -> (op, its special kernel or None, its spec or None): an operator's hash is a Python
+# method (OpOverload.__hash__), and looking an operator up in SPECIAL and _SPECS by itself
+# costs two of those calls on every op; id() is a builtin. The entry keeps its op, so the
+# identity check below rules out a reused id. SPECIAL is filled when the backend is installed,
+# before any op runs; _SPECIAL_SET clears this cache if it changes later.
+_ENTRIES: dict[int, tuple] = {}
+
+
+def _entry(op: torch._ops.OpOverload) -> tuple:
+    special = SPECIAL.get(op)
+    spec = None
+    if special is None:
+        spec = spec_for(op)
+        if spec.kind != COMPUTE:
+            # views and factories of metadata: straight to the Meta kernel, as run() would
+            special = functools.partial(op._handle.redispatch_boxed, _META)
+    entry = _ENTRIES[id(op)] = (op, special, spec)
+    return entry
+
+
+class _Specials(dict):
+    def __setitem__(self, op: Any, kernel: Any) -> None:
+        super().__setitem__(op, kernel)
+        _ENTRIES.clear()
+
+
+# An op's own kernel instead of run() (installed by _patches)
+SPECIAL: dict[torch._ops.OpOverload, Callable[..., Any]] = _Specials()
+
+
 def fallback(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     """Boxed fallback registered for every operator at the PrivateUse1 key."""
     __tracebackhide__ = True
-    special = SPECIAL.get(op)
-    if special is not None:
-        return special(*args, **kwargs)
-    return run(spec_for(op), args, kwargs)
+    entry = _ENTRIES.get(id(op))
+    if entry is None or entry[0] is not op:
+        entry = _entry(op)
+    if entry[1] is not None:
+        return entry[1](*args, **kwargs)
+    return run(entry[2], args, kwargs)
 
 
 def kernel_for(op: torch._ops.OpOverload) -> Callable[..., Any]:
@@ -198,10 +230,12 @@ def kernel_for(op: torch._ops.OpOverload) -> Callable[..., Any]:
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        special = SPECIAL.get(op)
-        if special is not None:
-            return special(*args, **kwargs)
-        return run(spec_for(op), args, kwargs)
+        entry = _ENTRIES.get(id(op))
+        if entry is None or entry[0] is not op:
+            entry = _entry(op)
+        if entry[1] is not None:
+            return entry[1](*args, **kwargs)
+        return run(entry[2], args, kwargs)
 
     return kernel
 
@@ -248,19 +282,22 @@ def run(spec: OpSpec, args: tuple, kwargs: dict) -> Any:
         _check_generator(spec, args, kwargs, index)
 
     # 2. Convert, run on the CPU, convert back.
+    # (``_is_sim`` inlined: ``get_device() >= 0 and not is_cuda``; this loop runs for every
+    # tensor of every op)
     cargs = list(args)
     for i in spec.tensor_pos:
         if i < nargs:
             a = cargs[i]
             if isinstance(a, Tensor):
-                if _is_sim(a):
+                if a.get_device() >= 0 and not a.is_cuda:
                     cargs[i] = to_cpu(a)
             elif a is not None:
                 cargs[i] = _wrapped_number(a)
     for i in spec.list_pos:
         if i < nargs and cargs[i]:
             cargs[i] = [
-                to_cpu(a) if isinstance(a, Tensor) and _is_sim(a) else a for a in cargs[i]
+                to_cpu(a) if isinstance(a, Tensor) and a.get_device() >= 0 and not a.is_cuda else a
+                for a in cargs[i]
             ]
     ckwargs = kwargs
     if spec.kw_tensors or spec.device_kw:

@@ -28,21 +28,31 @@ def _round(n: int, unit: int) -> int:
     return -(-n // unit) * unit
 
 
+# Per device: [allocated, peak, reserved, peak reserved, allocations] (a list: the per-op path
+# updates it in place, cheaper than five dictionaries)
+FIELDS = {"allocated": 0, "peak": 1, "reserved": 2, "peak_reserved": 3, "allocations": 4}
+
+
 class Tracker:
     def __init__(self) -> None:
         self.on = False
         self._lock = threading.Lock()
         self._starts: list[int] = []  # sorted block start addresses
-        self._blocks: dict[int, tuple] = {}  # start -> (end, device index, counted size, weakref)
-        self.allocated: dict[int, int] = {}
-        self.peak: dict[int, int] = {}
-        self.reserved: dict[int, int] = {}
-        self.peak_reserved: dict[int, int] = {}
-        self.allocations: dict[int, int] = {}
+        self._ends: list[int] = []  # each block's end address, in the same order
+        self._blocks: dict[int, tuple] = {}  # start -> (device index, counted size, weakref)
+        self._devices: dict[int, list[int]] = {}
         # weak references (keyed by block start) to storages that died, not yet applied: the
         # callback may run inside add() (a garbage collection while the lock is held), so it
-        # only queues; drain() applies the queue under the lock
+        # only queues; drain() applies the queue under the lock. The callback is the queue's
+        # own append: no closure made per allocation and no Python frame run per free.
         self._pending: list[weakref.KeyedRef] = []
+        self._on_free = self._pending.append
+
+    def _device(self, index: int) -> list[int]:
+        d = self._devices.get(index)
+        if d is None:
+            d = self._devices[index] = [0, 0, 0, 0, 0]
+        return d
 
     def add(self, c: torch.Tensor, index: int) -> None:
         """Called by ``from_cpu`` for each CPU tensor wrapped as ``sim:index`` (per-op path: keep lean)."""
@@ -56,74 +66,81 @@ class Tracker:
             if self._pending:
                 self.drain()
             i = bisect.bisect_right(starts, start)
-            if i and self._blocks[starts[i - 1]][0] > start:
+            if i and self._ends[i - 1] > start:
                 return  # inside a live block: a view of memory already counted
             size = -(-nbytes // GRANULE) * GRANULE
             starts.insert(i, start)
-            # a keyed weak reference whose callback is the queue's own append: no closure made
-            # per allocation and no Python frame run per free (cheaper than weakref.finalize)
-            self._blocks[start] = (start + nbytes, index, size,
-                                   weakref.KeyedRef(storage, self._pending.append, start))
-            allocated = self.allocated
-            now = allocated[index] = allocated.get(index, 0) + size
-            self.allocations[index] = self.allocations.get(index, 0) + 1
-            if now > self.peak.get(index, 0):
-                self.peak[index] = now
-            if now > self.reserved.get(index, 0):
-                self.reserved[index] = _round(now, SEGMENT)
-                self.peak_reserved[index] = max(self.peak_reserved.get(index, 0), self.reserved[index])
+            self._ends.insert(i, start + nbytes)
+            self._blocks[start] = (index, size, weakref.KeyedRef(storage, self._on_free, start))
+            d = self._devices.get(index) or self._device(index)
+            now = d[0] = d[0] + size
+            d[4] += 1
+            if now > d[1]:
+                d[1] = now
+            if now > d[2]:
+                d[2] = _round(now, SEGMENT)
+                if d[2] > d[3]:
+                    d[3] = d[2]
 
     def drain(self) -> None:
         """Apply the frees queued by the weak-reference callbacks (call with the lock held)."""
         pending = self._pending
         blocks = self._blocks
+        starts = self._starts
         while pending:
             ref = pending.pop()
             start = ref.key
             block = blocks.get(start)
-            if block is None or block[3] is not ref:
+            if block is None or block[2] is not ref:
                 continue  # a newer block at the same address (its storage was freed first)
             del blocks[start]
-            i = bisect.bisect_left(self._starts, start)
-            if i < len(self._starts) and self._starts[i] == start:
-                del self._starts[i]
-            self.allocated[block[1]] = self.allocated.get(block[1], 0) - block[2]
+            i = bisect.bisect_left(starts, start)
+            if i < len(starts) and starts[i] == start:
+                del starts[i]
+                del self._ends[i]
+            self._devices[block[0]][0] -= block[1]
 
-    def read(self, table: dict[int, int], index: int) -> int:
+    def read(self, field: str, index: int) -> int:
+        """One statistic of device ``index``: a key of ``FIELDS`` (``"allocated"``, ``"peak"``, …)."""
         with self._lock:
             self.drain()
-            return table.get(index, 0)
+            d = self._devices.get(index)
+            return d[FIELDS[field]] if d else 0
+
+    def live_blocks(self) -> int:
+        with self._lock:
+            self.drain()
+            return len(self._starts)
 
     def empty_cache(self) -> None:
         with self._lock:
             self.drain()
-            for index, now in self.allocated.items():
-                self.reserved[index] = _round(now, SEGMENT)
+            for d in self._devices.values():
+                d[2] = _round(d[0], SEGMENT)
 
     def reset_peak(self, index: int) -> None:
         with self._lock:
             self.drain()
-            self.peak[index] = self.allocated.get(index, 0)
-            self.peak_reserved[index] = self.reserved.get(index, 0)
+            d = self._device(index)
+            d[1] = d[0]
+            d[3] = d[2]
 
     def stats(self, index: int) -> dict[str, int]:
         """The subset of ``torch.cuda.memory_stats()`` keys programs read."""
         with self._lock:
             self.drain()
-        a, p = self.allocated.get(index, 0), self.peak.get(index, 0)
-        r, pr = self.reserved.get(index, 0), self.peak_reserved.get(index, 0)
-        out: dict[str, int] = {
+            a, p, r, pr, n = self._devices.get(index) or (0, 0, 0, 0, 0)
+        return {
             "allocated_bytes.all.current": a,
             "allocated_bytes.all.peak": p,
             "active_bytes.all.current": a,
             "active_bytes.all.peak": p,
             "reserved_bytes.all.current": r,
             "reserved_bytes.all.peak": pr,
+            "allocation.all.allocated": n,
+            "num_alloc_retries": 0,
+            "num_ooms": 0,
         }
-        out["allocation.all.allocated"] = self.allocations.get(index, 0)
-        out["num_alloc_retries"] = 0
-        out["num_ooms"] = 0
-        return out
 
 
 TRACKER = Tracker()

@@ -63,10 +63,10 @@ def _patch_accelerator() -> None:
     def _idx(device_index: Any = None) -> int:
         return _backend.current_index() if device_index is None else torch._utils._get_device_index(device_index, optional=True)
 
-    _wrap(acc, "memory_allocated", lambda device_index=None: TRACKER.read(TRACKER.allocated, _idx(device_index)))
-    _wrap(acc, "max_memory_allocated", lambda device_index=None: TRACKER.read(TRACKER.peak, _idx(device_index)))
-    _wrap(acc, "memory_reserved", lambda device_index=None: TRACKER.read(TRACKER.reserved, _idx(device_index)))
-    _wrap(acc, "max_memory_reserved", lambda device_index=None: TRACKER.read(TRACKER.peak_reserved, _idx(device_index)))
+    _wrap(acc, "memory_allocated", lambda device_index=None: TRACKER.read("allocated", _idx(device_index)))
+    _wrap(acc, "max_memory_allocated", lambda device_index=None: TRACKER.read("peak", _idx(device_index)))
+    _wrap(acc, "memory_reserved", lambda device_index=None: TRACKER.read("reserved", _idx(device_index)))
+    _wrap(acc, "max_memory_reserved", lambda device_index=None: TRACKER.read("peak_reserved", _idx(device_index)))
     _wrap(acc, "empty_cache", lambda *a, **k: TRACKER.empty_cache())
     _wrap(acc, "reset_peak_memory_stats", lambda device_index=None: TRACKER.reset_peak(_idx(device_index)))
     _wrap(acc, "reset_accumulated_memory_stats", lambda *a, **k: None)
