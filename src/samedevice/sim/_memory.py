@@ -14,7 +14,6 @@ returns it.
 
 from __future__ import annotations
 
-import bisect
 import threading
 import weakref
 
@@ -37,9 +36,8 @@ class Tracker:
     def __init__(self) -> None:
         self.on = False
         self._lock = threading.Lock()
-        self._starts: list[int] = []  # sorted block start addresses
-        self._ends: list[int] = []  # each block's end address, in the same order
-        self._blocks: dict[int, tuple] = {}  # start -> (device index, counted size, weakref)
+        # block start address -> (device index, counted size, weakref to its storage, end address)
+        self._blocks: dict[int, tuple] = {}
         self._devices: dict[int, list[int]] = {}
         # weak references (keyed by block start) to storages that died, not yet applied: the
         # callback may run inside add() (a garbage collection while the lock is held), so it
@@ -61,17 +59,21 @@ class Tracker:
         if not nbytes:
             return
         start = storage.data_ptr()
-        starts = self._starts
+        blocks = self._blocks
         with self._lock:
             if self._pending:
                 self.drain()
-            i = bisect.bisect_right(starts, start)
-            if i and self._ends[i - 1] > start:
-                return  # inside a live block: a view of memory already counted
+            if start in blocks:
+                return  # the same storage wrapped again
+            # A CPU view of a sim tensor (DLPack-imported, so not resizable) has a storage of its
+            # own that starts inside a live block. Storages the CPU allocator made are resizable
+            # and never overlap a live block, so only the rare others pay for the search.
+            if not storage.resizable():
+                for block_start, block in blocks.items():
+                    if block_start < start < block[3]:
+                        return
             size = -(-nbytes // GRANULE) * GRANULE
-            starts.insert(i, start)
-            self._ends.insert(i, start + nbytes)
-            self._blocks[start] = (index, size, weakref.KeyedRef(storage, self._on_free, start))
+            blocks[start] = (index, size, weakref.KeyedRef(storage, self._on_free, start), start + nbytes)
             d = self._devices.get(index) or self._device(index)
             now = d[0] = d[0] + size
             d[4] += 1
@@ -86,18 +88,12 @@ class Tracker:
         """Apply the frees queued by the weak-reference callbacks (call with the lock held)."""
         pending = self._pending
         blocks = self._blocks
-        starts = self._starts
         while pending:
             ref = pending.pop()
-            start = ref.key
-            block = blocks.get(start)
+            block = blocks.get(ref.key)
             if block is None or block[2] is not ref:
                 continue  # a newer block at the same address (its storage was freed first)
-            del blocks[start]
-            i = bisect.bisect_left(starts, start)
-            if i < len(starts) and starts[i] == start:
-                del starts[i]
-                del self._ends[i]
+            del blocks[ref.key]
             self._devices[block[0]][0] -= block[1]
 
     def read(self, field: str, index: int) -> int:
@@ -110,7 +106,7 @@ class Tracker:
     def live_blocks(self) -> int:
         with self._lock:
             self.drain()
-            return len(self._starts)
+            return len(self._blocks)
 
     def empty_cache(self) -> None:
         with self._lock:
