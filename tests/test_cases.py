@@ -10,6 +10,7 @@ import pytest
 from samedevice.cases import (
     FAMILY_IDS,
     CaseError,
+    case_message_text,
     families,
     load_cases,
     parse_case,
@@ -77,3 +78,68 @@ def test_a_broken_case_file_gets_a_one_line_error(tmp_path: Path):
     bad.write_text("id = [broken")
     with pytest.raises(CaseError, match=r"bad-case.toml: invalid TOML"):
         parse_case(bad, tmp_path)
+
+
+# torch 2.13's torch.compile graph break for a CPU input to a compiled CUDA model: the part a
+# case records, then Dynamo's trailer naming where the code ran (a notebook cell's file)
+COMPILE_MESSAGE = (
+    "Tensor device mismatch\n"
+    "  Explanation: Expected all tensors to be on the same device, but found at least two devices, "
+    "cpu and cuda:0!\n"
+    "  Hint: Move inputs, parameters, and buffers to the same device.\n\n"
+    "  Developer debug context: call_function <built-in function linear>\n\n"
+    " For more details about this graph break, please visit: "
+    "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb5173.html")
+USER_CODE = (
+    "\n\nfrom user code:\n"
+    '   File "/tmp/ipykernel_4242/1337.py", line 10, in forward\n'
+    "    return self.fc(x)\n"
+    '  File "/home/u/.venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 134, '
+    "in forward\n    return F.linear(input, self.weight, self.bias)\n")
+VERBOSE_HINT = (
+    "\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if "
+    "you're reporting a bug to PyTorch). For even more developer context, set "
+    'TORCH_LOGS="+dynamo"\n')
+
+
+@pytest.mark.parametrize("trailer", [USER_CODE + VERBOSE_HINT,  # as printed by default
+                                     USER_CODE,  # TORCHDYNAMO_VERBOSE=1: no hint
+                                     "\n" + VERBOSE_HINT,  # no user frames: the hint alone
+                                     "", "\n"])
+def test_a_case_message_is_the_text_before_dynamos_trailer(trailer):
+    assert case_message_text(COMPILE_MESSAGE + trailer) == COMPILE_MESSAGE
+
+
+def test_a_case_message_keeps_everything_else_word_for_word():
+    assert case_message_text("  Expected all tensors ... cuda:0 and cpu!\n") == "Expected all tensors ... cuda:0 and cpu!"
+    other = COMPILE_MESSAGE.replace("cpu and cuda:0", "cuda:0 and cpu")
+    assert case_message_text(other + USER_CODE + VERBOSE_HINT) != COMPILE_MESSAGE
+    # "from user code" inside the text (not Dynamo's block) is text
+    odd = COMPILE_MESSAGE + "\nfrom user code: x"
+    assert case_message_text(odd) == odd
+
+
+def _compile_case():
+    import dataclasses
+
+    from samedevice.cases import Message
+
+    case = CASES[0]
+    error = dataclasses.replace(case.error, exception="TorchRuntimeError", template="T13", op="",
+                                argument="", devices=("cpu", "cuda:0"),
+                                messages=(Message(">=2.8", COMPILE_MESSAGE),))
+    return dataclasses.replace(case, error=error)
+
+
+def test_the_pages_word_for_word_check_ignores_dynamos_trailer(monkeypatch):
+    import samedevice.cases
+    from samedevice.testing import check_case_error
+
+    case = _compile_case()
+    monkeypatch.setattr(samedevice.cases, "get_case", lambda slug, root=None: case)
+    TorchRuntimeError = type("TorchRuntimeError", (RuntimeError,), {})
+    sig = check_case_error(case.slug, TorchRuntimeError(COMPILE_MESSAGE + USER_CODE + VERBOSE_HINT))
+    assert (sig.template, sig.devices) == ("T13", ("cpu", "cuda:0"))
+    other = COMPILE_MESSAGE.replace("Move inputs", "Move outputs")
+    with pytest.raises(AssertionError, match="message differs"):
+        check_case_error(case.slug, TorchRuntimeError(other + USER_CODE + VERBOSE_HINT))

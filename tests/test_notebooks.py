@@ -24,6 +24,7 @@ from samedevice.pages.notebook import (
     SECTIONS,
     check_notebook,
     comparable_outputs,
+    normalise_outputs,
     same_output,
 )
 from samedevice.verify.page import load_page_run
@@ -120,3 +121,26 @@ def test_float_noise_between_cpus_is_the_same_output(got, want):
 ])
 def test_different_numbers_or_text_are_not_the_same_output(got, want):
     assert not same_output(got, want)
+
+
+def _notebook_failing_with(message: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("cmodel(x)")
+    cell.outputs = [nbformat.v4.new_output(
+        "error", ename="TorchRuntimeError", evalue=message,
+        traceback=["Traceback", f"\x1b[31mTorchRuntimeError\x1b[39m: {message}"])]
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def test_a_cells_file_named_after_the_kernels_pid_is_the_same_output(tmp_path):
+    # torch.compile's "from user code:" names the cell's file, <tempdir>/ipykernel_<pid>/<hash>.py
+    import tempfile
+
+    def shown(pid: int, cell_hash: int = 1337) -> list[list[str]]:
+        where = f"{tempfile.gettempdir()}/ipykernel_{pid}/{cell_hash}.py"
+        message = f'Tensor device mismatch\n\nfrom user code:\n   File "{where}", line 10, in forward\n'
+        nb = normalise_outputs(_notebook_failing_with(message), tmp_path)
+        assert nb.cells[0].outputs[0].evalue == message.replace(where, f"/tmp/ipykernel_<pid>/{cell_hash}.py")
+        return comparable_outputs(nb)
+
+    assert shown(4242) == shown(977)
+    assert shown(4242) != shown(4242, cell_hash=1338)  # another cell's code is another file

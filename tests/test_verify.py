@@ -44,6 +44,17 @@ def test_a_different_message_or_exception_is_a_failure():
     assert check_error(case, None, "2.13.0") == ["broken.py finished without an error"]
 
 
+def test_a_compile_errors_trailer_is_not_compared_but_its_message_is():
+    from tests.test_cases import COMPILE_MESSAGE, USER_CODE, VERBOSE_HINT, _compile_case
+
+    case = _compile_case()
+    raised = {"type": "TorchRuntimeError", "message": COMPILE_MESSAGE + USER_CODE + VERBOSE_HINT}
+    assert check_error(case, raised, "2.13.0") == []
+    assert check_error(case, dict(raised, message=COMPILE_MESSAGE + USER_CODE), "2.13.0") == []
+    other = raised["message"].replace("Explanation: Expected", "Explanation: Found")
+    assert any("message differs" in p for p in check_error(case, dict(raised, message=other), "2.13.0"))
+
+
 def test_values_that_differ_from_the_cpu_run_are_reported():
     import torch
 

@@ -42,6 +42,22 @@ class Message:
         return version_in(version, self.torch)
 
 
+# torch.compile's errors end with Dynamo's account of where tracing stopped: "from user code:"
+# and the user's frames (file paths: the program's, a notebook cell's temporary file named after
+# the kernel's pid, site-packages), then a hint about TORCHDYNAMO_VERBOSE (absent when it is set;
+# alone when there are no user frames). That trailer depends on where the code ran, so a case
+# records, and every comparison of a case's message takes, the text before it.
+_DYNAMO_TRAILER = re.compile(
+    r"\n\n(?:from user code:\n|Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace)")
+
+
+def case_message_text(text: str) -> str:
+    """The part of an error message that a case's ``error.messages`` records, word for word:
+    the message stripped, without Dynamo's environment-dependent trailer."""
+    trailer = _DYNAMO_TRAILER.search(text)
+    return (text[:trailer.start()] if trailer else text).strip()
+
+
 @dataclass(frozen=True)
 class ExpectedError:
     exception: str

@@ -122,7 +122,7 @@ def check_case_error(slug: str, exc: BaseException | None = None) -> Signature:
     __tracebackhide__ = True
     import torch
 
-    from samedevice.cases import get_case
+    from samedevice.cases import case_message_text, get_case
 
     case = get_case(slug)
     exc = exc if exc is not None else getattr(sys, "last_value", None)
@@ -138,9 +138,9 @@ def check_case_error(slug: str, exc: BaseException | None = None) -> Signature:
     expected = case.error.message_for(torch.__version__)
     if expected is None:
         raise AssertionError(f"{slug}: no message recorded for torch {torch.__version__}")
-    if text.strip() != expected.text.strip():
+    if case_message_text(text) != case_message_text(expected.text):
         raise AssertionError(f"{slug}: message differs\n  expected: {expected.text}\n  got:      {text}")
-    sig = signature(text)
+    sig = signature(case_message_text(text))
     if sig is None:
         raise AssertionError(f"{slug}: not a recognised device error: {text}")
     return sig

@@ -6,6 +6,7 @@ import copy
 import os
 import re
 import sys
+import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -314,9 +315,19 @@ def _path_prefixes() -> list[tuple[str, str]]:
     return sorted(prefixes, key=lambda p: -len(p[0]))
 
 
+def _cell_files() -> re.Pattern[str]:
+    """ipykernel compiles each cell into ``<tempdir>/ipykernel_<kernel pid>/<hash>.py`` (the
+    hash is the cell's source); messages that name the file (torch.compile's "from user code:")
+    show it as ``/tmp/ipykernel_<pid>/<hash>.py``."""
+    tmp = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir()), "/tmp"}
+    dirs = "|".join(re.escape(d.rstrip("/")) for d in sorted(tmp, key=len, reverse=True))
+    return re.compile(rf"(?:{dirs})/ipykernel_\d+/")
+
+
 def normalise_text(text: str, root: Path) -> str:
     for prefix, repl in _path_prefixes():
         text = text.replace(prefix, repl)
+    text = _cell_files().sub("/tmp/ipykernel_<pid>/", text)
     return text.replace(str(root) + "/", "")
 
 
@@ -327,6 +338,7 @@ def normalise_outputs(nb: NotebookNode, root: Path) -> NotebookNode:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 out["traceback"] = [normalise_text(t, root) for t in out["traceback"]]
+                out["evalue"] = normalise_text(out.get("evalue", ""), root)
             elif out.get("output_type") == "stream":
                 out["text"] = normalise_text(out["text"], root)
             elif "data" in out and "text/plain" in out["data"]:

@@ -25,7 +25,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samedevice.cases import Case
+from samedevice.cases import Case, case_message_text
 
 if TYPE_CHECKING:
     from samedevice.sim.runner import RunResult
@@ -108,9 +108,9 @@ def check_error(case: Case, exc: dict[str, Any] | None, torch_version: str) -> l
     problems = []
     if exc["type"] != case.error.exception:
         problems.append(f"raised {exc['type']}, expected {case.error.exception}")
-    got = exc["message"].strip()
-    if got != expected.text.strip():
-        problems.append(f"message differs:\n    expected: {expected.text.strip()}\n    got:      {got}")
+    got, want = case_message_text(exc["message"]), case_message_text(expected.text)
+    if got != want:
+        problems.append(f"message differs:\n    expected: {want}\n    got:      {got}")
     return problems
 
 
