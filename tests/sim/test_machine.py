@@ -248,6 +248,19 @@ def test_set_default_device_cuda_makes_tensors_on_the_simulated_gpu(cuda):
     assert torch.ones(2).device == torch.device("cpu")
 
 
+def test_a_cuda_generator_under_a_cuda_default_device_samples_on_the_gpu(cuda):
+    # pyro#3264's fix: DataLoader(generator=torch.Generator(device=x.device)) with the default
+    # device set to CUDA; randperm gets no device argument, so the default device decides
+    torch.set_default_device("cuda")
+    try:
+        perm = torch.randperm(10, generator=torch.Generator(device="cuda"))
+    finally:
+        torch.set_default_device("cpu")
+    assert perm.device == torch.device("cuda", 0)
+    with pytest.raises(RuntimeError, match=r"^Expected a 'cpu' device type for generator but found 'cuda'$"):
+        torch.randperm(10, generator=torch.Generator(device="cuda"))  # CPU default: CUDA rejects it
+
+
 def test_a_checkpoint_from_a_missing_gpu_raises_cudas_deserialize_text(cuda, tmp_path):
     # Saved on cuda:1 of a two-GPU machine, loaded without map_location on a one-GPU machine.
     from samedevice.sim import _backend

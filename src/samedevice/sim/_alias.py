@@ -144,8 +144,13 @@ def _check_sim_generator_target(generator: Any, args: tuple, kwargs: dict) -> No
     device = kwargs.get("device")
     if device is None:
         first = next((a for a in args if isinstance(a, Tensor)), None)
-        with torch._C.DisableTorchFunction():
-            device = first.device if first is not None else torch.get_default_device()
+        if first is not None:
+            with torch._C.DisableTorchFunction():
+                device = first.device
+        else:
+            # read with the mode stack in place: torch.set_default_device("cuda") is a mode
+            # (DeviceContext), invisible under DisableTorchFunction
+            device = torch.get_default_device()
     if torch.device(device).type == "cpu":
         raise RuntimeError("Expected a 'cpu' device type for generator but found 'cuda'")
 
