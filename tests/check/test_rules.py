@@ -279,6 +279,22 @@ CLEAN = {
         lengths = torch.tensor([5, 4, 2])
         out = model(x, lengths)
         """,
+    "lengths sent to the CPU for pack_padded_sequence (what it requires)": """
+        def encode(lstm, x, in_lens):
+            packed = nn.utils.rnn.pack_padded_sequence(x.cuda(), in_lens.cpu(), batch_first=True)
+            return lstm(packed)
+        """,
+    "a plain attribute moved at every use, through a chain": """
+        class Prompted(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embedding = nn.Embedding(4, 8)
+                self.prompt_tokens = {"default": torch.arange(4).long()}
+
+            def forward(self, n):
+                tokens = self.prompt_tokens["default"].unsqueeze(0).expand(n, -1).to(self.embedding.weight.device)
+                return self.embedding(tokens)
+        """,
     "load of a file this program saved": """
         def roundtrip(model, device):
             torch.save(model.state_dict(), "ckpt.pt")

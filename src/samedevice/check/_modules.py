@@ -89,9 +89,18 @@ def _device_aware(cls: ast.ClassDef, attr: str) -> bool:
                         return True
     for node in ast.walk(cls):
         if isinstance(node, ast.Attribute) and node.attr in ("device", "to", "cuda"):
+            # down the chain to its root: self.x["k"].unsqueeze(0).expand(n, -1).to(device)
             inner = node.value
-            while isinstance(inner, ast.Subscript):
-                inner = inner.value
+            while True:
+                if isinstance(inner, ast.Subscript):
+                    inner = inner.value
+                elif isinstance(inner, ast.Call):
+                    inner = inner.func
+                elif isinstance(inner, ast.Attribute) and not (
+                        isinstance(inner.value, ast.Name) and inner.value.id == "self"):
+                    inner = inner.value
+                else:
+                    break
             if isinstance(inner, ast.Attribute) and inner.attr == attr and isinstance(inner.value, ast.Name) \
                     and inner.value.id == "self":
                 return True

@@ -70,6 +70,9 @@ MIXED_OK = frozenset({
     "torch.set_grad_enabled", "torch.autograd.grad", "torch.autograd.backward",
     "torch.histogram", "torch.histogramdd",  # CPU-only ops
 })
+# Arguments that are host data on purpose, by position and keyword: the rest still meet.
+# pack_padded_sequence wants its lengths on the CPU (PyTorch 1.7+): `.cpu()` there is the fix.
+HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": (1, "lengths")}
 _BUILTINS = frozenset(dir(builtins))
 SKIP_CALLEES = ("assert", "check", "print", "log", "warn", "_assert", "expect")
 TENSOR_ANN = ("Tensor", "torch.Tensor", "Optional[Tensor]", "Tensor | None", "torch.Tensor | None",
@@ -470,6 +473,10 @@ class Evaluator:
             return SCALAR
         if isinstance(c.func, ast.Name) and c.func.id in _BUILTINS and c.func.id not in self.env:
             return None  # setattr(x, name, t), max(...), sum(...): not a tensor op
+        if q in HOST_ARGUMENTS:
+            pos, keyword = HOST_ARGUMENTS[q]
+            args = [a for i, a in enumerate(args) if i != pos]
+            kws = {k: v for k, v in kws.items() if k != keyword}
         if q.startswith("torch."):
             if q in MIXED_OK or q.startswith(("torch.cuda.", "torch.jit.", "torch.distributed.",
                                               "torch.ops.")) or any(
