@@ -193,3 +193,20 @@ def test_templates_from_catalogue_shapes() -> None:
     assert as_list["T3"].title == "conv" and as_list["T3"].text == "Input type"
     with pytest.raises(ValueError, match="T14"):
         sitedata.templates_from_catalogue({"T14": {}})
+
+
+def test_distinct_words_are_long_first_line_words_no_other_message_holds() -> None:
+    def case(slug: str, text: str):
+        c = type("C", (), {})()
+        c.slug = slug
+        c.error = type("E", (), {"exception": "RuntimeError", "op": "", "argument": "", "devices": (),
+                                 "messages": [type("M", (), {"text": text})()]})()
+        return c
+
+    rnn = case("rnn", "Input and parameter tensors are not at the same device, found input tensor at cpu")
+    t1 = case("t1", "Expected all tensors to be on the same device\n  Hint: Move inputs, parameters")
+    words = search_fields.distinct_words([rnn, t1], SEP)
+    # "parameter" and "tensor" prefix the other's "parameters" and "tensors" (a paste of the RNN
+    # text hits neither of those); "found" and "input" are short; "tensors" is not distinct to t1
+    # (the RNN's "tensors"); a second line of a message never counts ("inputs", "parameters")
+    assert words == {"rnn": {"parameter", "tensor"}, "t1": {"expected"}}

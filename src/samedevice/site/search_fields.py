@@ -10,9 +10,12 @@ entry, which weighs 1 and gets none of the bonus Material gives a page's main en
 So, declared with their boosts in ``mkdocs.yml`` (``plugins.search.fields``) and written from
 the registry into the main entry of every case page:
 
-``signature``  the op, the argument and the devices of the case's ``[error]`` table. An op or
+``signature``  the op, the argument and the devices of the case's ``[error]`` table, and the
+               long words of its message that no other message holds (``distinct_words``). An op or
                argument token is left out when a word the messages share is a prefix of it or
-               equals it: ``in`` ("in method") would otherwise hit ``index`` and ``input``, ``to``
+               equals it (a word of another case's messages: a word only the case's own message
+               says is a paste of that case): ``in`` ("in method") would otherwise hit ``index``
+               and ``input``, ``to``
                would hit ``torch``, ``for`` would hit ``forward`` -- in every paste (docs-stack
                §4). Device tokens (``cuda``, ``0``, ``cpu``) follow the same rule: they stay
                while no message word is one of them, and lift case pages above the index pages;
@@ -62,13 +65,35 @@ def shared_words(cases: Iterable[Case], separator: str) -> set[str]:
     return words
 
 
-def signature(case: Case, shared: set[str], separator: str) -> list[str]:
+# A distinctive message word is this long at least: shorter words ("have", "data", "this")
+# are everyday English that a paste's prose or code would hit.
+DISTINCT_MIN = 6
+
+
+def distinct_words(cases: Iterable[Case], separator: str) -> dict[str, set[str]]:
+    """Per case slug: the words of its messages' first lines (the error's own sentence) that no
+    other case's messages hold and that no other message word is a prefix of, at least
+    ``DISTINCT_MIN`` letters. The RNN check says "parameter", Dynamo's "mismatch": the words
+    that set a paste apart when the op's name is not in it."""
+    cases = list(cases)
+    words = {c.slug: set(message_words(c, separator)) for c in cases}
+    out: dict[str, set[str]] = {}
+    for case in cases:
+        others = set().union(*(w for s, w in words.items() if s != case.slug))
+        first = {t for m in case.error.messages for t in tokenize(m.text.split("\n", 1)[0], separator)}
+        out[case.slug] = {t for t in first if len(t) >= DISTINCT_MIN and t.isalpha()
+                          and not any(t.startswith(o) for o in others)}
+    return out
+
+
+def signature(case: Case, shared: set[str], separator: str, distinct: Iterable[str] = ()) -> list[str]:
     def safe(token: str) -> bool:
         return not any(token.startswith(w) for w in shared)
 
     # a device token that is also a plain word of some message ("Tensors must be CUDA and
     # dense") would lift every case on that device for such a paste: only safe ones stay
-    return sorted({t for t in _names(case, separator) | _devices(case, separator) if safe(t)})
+    own = {t for t in _names(case, separator) | _devices(case, separator) if safe(t)}
+    return sorted(own | set(distinct))
 
 
 def add_case_fields(index_path: Path, cases: Iterable[Case]) -> dict[str, dict[str, str]]:
@@ -79,14 +104,18 @@ def add_case_fields(index_path: Path, cases: Iterable[Case]) -> dict[str, dict[s
     missing = [f for f in (SIGNATURE, MESSAGES) if f not in data["config"]["fields"]]
     if missing:
         raise ValueError(f"mkdocs.yml must declare plugins.search.fields.{missing[0]} with its boost")
-    shared = shared_words(cases, separator)
+    distinct = distinct_words(cases, separator)
     by_location = {e["location"]: e for e in data["docs"]}
     written = {}
     for case in cases:
         entry = by_location.get(case.page_url)
         if entry is None:
             raise ValueError(f"the search index has no entry for {case.page_url}")
-        entry[SIGNATURE] = " ".join(signature(case, shared, separator))
+        # the words *other* cases' messages share: a word only this case's own message says
+        # ("mask" in masked_fill's check) is the paste that should find it, so the op token it
+        # prefixes ("masked") stays
+        shared = shared_words((c for c in cases if c is not case), separator)
+        entry[SIGNATURE] = " ".join(signature(case, shared, separator, distinct[case.slug]))
         entry[MESSAGES] = " ".join(message_words(case, separator))
         written[case.slug] = {SIGNATURE: entry[SIGNATURE], MESSAGES: entry[MESSAGES]}
     index_path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
