@@ -81,6 +81,19 @@ def _device_map_check(expected: str, reports: list[dict]) -> list[str]:
     return []
 
 
+def _darts_tft_check(expected: str, reports: list[dict]) -> list[str]:
+    """Both releases trained on the GPU (module and cached mask on cuda:0 in every training
+    step); a passing run forecast on the CPU, mask included."""
+    problems = []
+    fit = _events(reports, "fit done")
+    if not fit or fit[0]["trained_on"] != [["cuda:0", "cuda:0"]]:
+        problems.append(f"the model did not train on cuda:0: {fit}")
+    done = _events(reports, "done")
+    if expected == PASS and done and (done[0]["module_device"], done[0]["mask_device"]) != ("cpu", "cpu"):
+        problems.append(f"the forecast did not run on the CPU: {done[0]}")
+    return problems
+
+
 CASES: tuple[UpstreamCase, ...] = (
     UpstreamCase(
         slug="lightly-dino-loss-center",
@@ -178,5 +191,28 @@ CASES: tuple[UpstreamCase, ...] = (
         how="The vision tower of Idefics3 (`Idefics3VisionTransformer`, tiny, from a config) on "
             '"cuda": one forward pass of two 32x32 images with a full patch attention mask.',
         failure_frame=("transformers/models/idefics3/modeling_idefics3.py", "forward"),
+    ),
+    UpstreamCase(
+        slug="darts-tft-attention-mask-cached-plain-attribute",
+        package="darts",
+        releases=(Release("0.43.0", FAIL), Release("0.44.0", PASS)),
+        # what `from darts.models import TFTModel`, fit and predict import in either release
+        # (0.43.0 also imports xarray, statsmodels and nfoursid at import time), pinned to
+        # releases of the same weeks (April 2026; pytorch-lightning<2.5.3 is darts' own
+        # bound); shap, pyod and the extras are never imported
+        requirements=("pandas==3.0.2", "scipy==1.17.1", "scikit-learn==1.8.0", "joblib==1.5.3",
+                      "threadpoolctl==3.6.0", "holidays==0.95", "narwhals==2.20.0",
+                      "xarray==2026.4.0", "statsmodels==0.14.6", "patsy==1.0.2",
+                      "nfoursid==1.0.2", "matplotlib==3.10.9", "cycler==0.12.1",
+                      "kiwisolver==1.5.0", "pillow==12.2.0", "pyparsing==3.3.2",
+                      "pytz==2026.1.post1", "tqdm==4.67.3", "pytorch-lightning==2.5.2",
+                      "lightning-utilities==0.15.3", "torchmetrics==1.9.0"),
+        how="A tiny `darts.models.TFTModel` with a future covariate, fitted on four series with "
+            '`pl_trainer_kwargs={"accelerator": "gpu", "devices": [0]}` (batches of four), then '
+            "`model.to_cpu()` and `model.predict(n=2, ...)` for the same four series: one "
+            "batch of four on the CPU.",
+        # _TFTModule.forward reuses the cached mask; masked_fill in the attention raises
+        failure_frame=("darts/models/forecasting/tft_model.py", "forward"),
+        check=_darts_tft_check,
     ),
 )
