@@ -94,6 +94,19 @@ def _darts_tft_check(expected: str, reports: list[dict]) -> list[str]:
     return problems
 
 
+def _fsdp_offload_check(expected: str, reports: list[dict]) -> list[str]:
+    """Under FSDP with parameter offload peft's `self.device` answered the CPU while the wrapper
+    computed on cuda:0 (the condition of the bug); a passing run's logits are on cuda:0."""
+    problems = []
+    wrapped = _events(reports, "wrapped")
+    if not wrapped or (wrapped[0]["self_device"], wrapped[0]["compute_device"]) != ("cpu", "cuda:0"):
+        problems.append(f"self.device was not the CPU beside a cuda:0 compute device: {wrapped}")
+    done = _events(reports, "done")
+    if expected == PASS and done and done[0]["logits_device"] != "cuda:0":
+        problems.append(f"the forward did not compute on cuda:0: {done[0]}")
+    return problems
+
+
 CASES: tuple[UpstreamCase, ...] = (
     UpstreamCase(
         slug="lightly-dino-loss-center",
@@ -214,5 +227,23 @@ CASES: tuple[UpstreamCase, ...] = (
         # _TFTModule.forward reuses the cached mask; masked_fill in the attention raises
         failure_frame=("darts/models/forecasting/tft_model.py", "forward"),
         check=_darts_tft_check,
+    ),
+    UpstreamCase(
+        slug="peft-prompt-tuning-fsdp-cpu-offload-self-device",
+        package="peft",
+        releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
+        # as for peft-adalora-ranknum-left-on-cpu (mid 2023); setuptools: accelerate 0.19's
+        # utils import pkg_resources, gone from setuptools 81
+        requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
+                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4",
+                      "setuptools==70.3.0"),
+        how="`peft.get_peft_model(LlamaForCausalLM(tiny config), PromptTuningConfig(...))` wrapped "
+            "in the real `torch.distributed.fsdp.FullyShardedDataParallel` with "
+            "`CPUOffload(offload_params=True)` and peft's own `fsdp_auto_wrap_policy` (one "
+            'process, a process group of one with `backend="nccl"`, one simulated GPU), then the '
+            "forward passes of an evaluation loop with labels on cuda:0 (FSDP's backward does "
+            "not run on the simulator).",
+        failure_frame=("peft/peft_model.py", "forward"),
+        check=_fsdp_offload_check,
     ),
 )
