@@ -166,9 +166,11 @@ CASES: tuple[UpstreamCase, ...] = (
         slug="peft-adalora-ranknum-left-on-cpu",
         package="peft",
         releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
-        # what `import peft` pulls in, pinned to releases of the same months (mid 2023)
+        # what `import peft` pulls in, pinned to releases of the same months (mid 2023);
+        # setuptools: accelerate 0.19's utils import pkg_resources, gone from setuptools 81
         requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
-                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4"),
+                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4",
+                      "setuptools==70.3.0"),
         how="A tiny `transformers.BertForSequenceClassification` (from a config) moved to "
             '"cuda", then `peft.get_peft_model(model, AdaLoraConfig(target_modules=["query", '
             '"value"]))`, one forward pass with labels and `backward()`.',
@@ -232,8 +234,7 @@ CASES: tuple[UpstreamCase, ...] = (
         slug="peft-prompt-tuning-fsdp-cpu-offload-self-device",
         package="peft",
         releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
-        # as for peft-adalora-ranknum-left-on-cpu (mid 2023); setuptools: accelerate 0.19's
-        # utils import pkg_resources, gone from setuptools 81
+        # the same as peft-adalora-ranknum-left-on-cpu's
         requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
                       "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4",
                       "setuptools==70.3.0"),
