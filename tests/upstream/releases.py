@@ -81,6 +81,32 @@ def _device_map_check(expected: str, reports: list[dict]) -> list[str]:
     return []
 
 
+def _darts_tft_check(expected: str, reports: list[dict]) -> list[str]:
+    """Both releases trained on the GPU (module and cached mask on cuda:0 in every training
+    step); a passing run forecast on the CPU, mask included."""
+    problems = []
+    fit = _events(reports, "fit done")
+    if not fit or fit[0]["trained_on"] != [["cuda:0", "cuda:0"]]:
+        problems.append(f"the model did not train on cuda:0: {fit}")
+    done = _events(reports, "done")
+    if expected == PASS and done and (done[0]["module_device"], done[0]["mask_device"]) != ("cpu", "cpu"):
+        problems.append(f"the forecast did not run on the CPU: {done[0]}")
+    return problems
+
+
+def _fsdp_offload_check(expected: str, reports: list[dict]) -> list[str]:
+    """Under FSDP with parameter offload peft's `self.device` answered the CPU while the wrapper
+    computed on cuda:0 (the condition of the bug); a passing run's logits are on cuda:0."""
+    problems = []
+    wrapped = _events(reports, "wrapped")
+    if not wrapped or (wrapped[0]["self_device"], wrapped[0]["compute_device"]) != ("cpu", "cuda:0"):
+        problems.append(f"self.device was not the CPU beside a cuda:0 compute device: {wrapped}")
+    done = _events(reports, "done")
+    if expected == PASS and done and done[0]["logits_device"] != "cuda:0":
+        problems.append(f"the forward did not compute on cuda:0: {done[0]}")
+    return problems
+
+
 CASES: tuple[UpstreamCase, ...] = (
     UpstreamCase(
         slug="lightly-dino-loss-center",
@@ -140,9 +166,11 @@ CASES: tuple[UpstreamCase, ...] = (
         slug="peft-adalora-ranknum-left-on-cpu",
         package="peft",
         releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
-        # what `import peft` pulls in, pinned to releases of the same months (mid 2023)
+        # what `import peft` pulls in, pinned to releases of the same months (mid 2023);
+        # setuptools: accelerate 0.19's utils import pkg_resources, gone from setuptools 81
         requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
-                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4"),
+                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4",
+                      "setuptools==70.3.0"),
         how="A tiny `transformers.BertForSequenceClassification` (from a config) moved to "
             '"cuda", then `peft.get_peft_model(model, AdaLoraConfig(target_modules=["query", '
             '"value"]))`, one forward pass with labels and `backward()`.',
@@ -178,5 +206,45 @@ CASES: tuple[UpstreamCase, ...] = (
         how="The vision tower of Idefics3 (`Idefics3VisionTransformer`, tiny, from a config) on "
             '"cuda": one forward pass of two 32x32 images with a full patch attention mask.',
         failure_frame=("transformers/models/idefics3/modeling_idefics3.py", "forward"),
+    ),
+    UpstreamCase(
+        slug="darts-tft-attention-mask-cached-plain-attribute",
+        package="darts",
+        releases=(Release("0.43.0", FAIL), Release("0.44.0", PASS)),
+        # what `from darts.models import TFTModel`, fit and predict import in either release
+        # (0.43.0 also imports xarray, statsmodels and nfoursid at import time), pinned to
+        # releases of the same weeks (April 2026; pytorch-lightning<2.5.3 is darts' own
+        # bound); shap, pyod and the extras are never imported
+        requirements=("pandas==3.0.2", "scipy==1.17.1", "scikit-learn==1.8.0", "joblib==1.5.3",
+                      "threadpoolctl==3.6.0", "holidays==0.95", "narwhals==2.20.0",
+                      "xarray==2026.4.0", "statsmodels==0.14.6", "patsy==1.0.2",
+                      "nfoursid==1.0.2", "matplotlib==3.10.9", "cycler==0.12.1",
+                      "kiwisolver==1.5.0", "pillow==12.2.0", "pyparsing==3.3.2",
+                      "pytz==2026.1.post1", "tqdm==4.67.3", "pytorch-lightning==2.5.2",
+                      "lightning-utilities==0.15.3", "torchmetrics==1.9.0"),
+        how="A tiny `darts.models.TFTModel` with a future covariate, fitted on four series with "
+            '`pl_trainer_kwargs={"accelerator": "gpu", "devices": [0]}` (batches of four), then '
+            "`model.to_cpu()` and `model.predict(n=2, ...)` for the same four series: one "
+            "batch of four on the CPU.",
+        # _TFTModule.forward reuses the cached mask; masked_fill in the attention raises
+        failure_frame=("darts/models/forecasting/tft_model.py", "forward"),
+        check=_darts_tft_check,
+    ),
+    UpstreamCase(
+        slug="peft-prompt-tuning-fsdp-cpu-offload-self-device",
+        package="peft",
+        releases=(Release("0.3.0", FAIL), Release("0.4.0", PASS)),
+        # the same as peft-adalora-ranknum-left-on-cpu's
+        requirements=("transformers==4.29.2", "accelerate==0.19.0", "huggingface-hub==0.14.1",
+                      "tokenizers==0.13.3", "regex==2026.11.15", "tqdm==4.66.4",
+                      "setuptools==70.3.0"),
+        how="`peft.get_peft_model(LlamaForCausalLM(tiny config), PromptTuningConfig(...))` wrapped "
+            "in the real `torch.distributed.fsdp.FullyShardedDataParallel` with "
+            "`CPUOffload(offload_params=True)` and peft's own `fsdp_auto_wrap_policy` (one "
+            'process, a process group of one with `backend="nccl"`, one simulated GPU), then the '
+            "forward passes of an evaluation loop with labels on cuda:0 (FSDP's backward does "
+            "not run on the simulator).",
+        failure_frame=("peft/peft_model.py", "forward"),
+        check=_fsdp_offload_check,
     ),
 )
