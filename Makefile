@@ -10,6 +10,10 @@ TORCH ?= torch==2.13.0
 JOBS ?= 2
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# One intra-op thread per process: the tests run in JOBS processes on as many cores, and
+# OpenMP's spinning threads on an oversubscribed machine made small training loops 10-100x slower
+OMP_NUM_THREADS ?= 1
+export OMP_NUM_THREADS
 
 .PHONY: install browser test lint check-notebooks verify pytest site serve notebooks clean
 

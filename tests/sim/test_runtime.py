@@ -22,7 +22,9 @@ def _rss_mib() -> float:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
-def test_memory_stays_flat_over_1000_training_steps(simdev):
+def test_memory_stays_flat_over_300_training_steps(simdev):
+    # A leak of one step's activations (~40 KB) would add ~12 MiB over 300 steps; allocator
+    # noise stays under a few MiB. (The 2,000-step figure is benchmarks/sim_overhead.py's.)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).to(simdev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -36,10 +38,10 @@ def test_memory_stays_flat_over_1000_training_steps(simdev):
 
     steps(100)
     before, made_before = _rss_mib(), sim.usage()
-    steps(1000)
+    steps(300)
     growth = _rss_mib() - before
-    assert sim.usage() - made_before > 10_000  # the loop really ran on the simulated device
-    assert growth < 16, f"RSS grew {growth:.1f} MiB over 1,000 steps"
+    assert sim.usage() - made_before > 3_000  # the loop really ran on the simulated device
+    assert growth < 8, f"RSS grew {growth:.1f} MiB over 300 steps"
 
 
 def test_importing_samedevice_does_not_import_torch():
