@@ -64,7 +64,8 @@ def explain_text(text: str, kb: dict) -> dict:
 
 def _prior_fill(ranking: list[dict], template: str, kb: dict) -> tuple[list[dict], dict | None]:
     """A thin paste: rank 1 stays the catalogue's first family; ranks 2-3 go to the families that
-    most often caused this template in the dev set's labelled tune-half reports (prior.toml).
+    most often caused this template in the dev set's labelled tune-half reports that are thin
+    pastes themselves (prior.toml: the population the counts are applied to).
     Leave-one-out on the tune half: top-3 up, top-1 down when the counts also chose rank 1, so
     they do not. It is a frequency, not evidence: the result says so in ``prior``. Per template,
     not per form: per form the counts were too sparse (benchmarks/explain_prior_loo.py)."""
