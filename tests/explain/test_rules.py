@@ -229,9 +229,15 @@ def test_sharding_frameworks_in_the_prose_point_to_placement(explain):
 
 
 def test_plain_list_of_modules(explain):
-    for code in ("self.layers = []", "self.heads = [nn.Linear(4, 4) for _ in range(3)]", "self.blocks = [Block(d) for d in dims]", "self.cache = {}"):
+    for code in ("self.layers = []", "self.heads = [nn.Linear(4, 4) for _ in range(3)]", "self.blocks = [Block(d) for d in dims]"):
         assert "plain-list-of-modules" in _rules(explain(code + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))), code
-    assert "plain-list-of-modules" not in _rules(explain("self.layers = nn.ModuleList([])\n" + SAME.format(a="cuda:0", b="cpu", tail="")))
+    for code in ("self.layers = nn.ModuleList([])", "self.validation_step_outputs = []", "self.history = {}"):
+        assert "plain-list-of-modules" not in _rules(explain(code + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))), code
+
+
+def test_labels_handed_on_to_a_helper_are_not_an_operand(explain):
+    text = 'Traceback (most recent call last):\n  File "/w/loss.py", line 66, in compute_loss\n    tcls, tbox = build_targets(p, targets, model)\n' + SAME.format(a="cuda:0", b="cpu", tail="")
+    assert "label-in-failing-line" not in _rules(explain(text))
 
 
 def test_mps_beside_the_cpu_lifts_created_tensors_only_on_mps(explain):
