@@ -555,10 +555,22 @@
   // Ranking and the result (engine.py)
   var SAME_CHECK = { T1: "T1", T2: "T1" };
 
+  // engine.py _primary: the first error, unless a later one is the same message in full
+  function primaryOf(errors) {
+    if (!errors.length) return null;
+    var short = asciiLower(errors[0].message);
+    var best = errors[0];
+    for (var i = 1; i < errors.length; i++) {
+      var e = errors[i];
+      if (e.message.length > best.message.length && asciiLower(e.message).indexOf(short) >= 0) best = e;
+    }
+    return best;
+  }
+
   function explainText(text, kb) {
     var lines = cleanLines(text, kb);
     var errors = findErrors(lines, kb);
-    var primary = errors.length ? errors[0] : null;
+    var primary = primaryOf(errors);
     var cfg = kb.clean;
     var n = lines.length;
     var lo;
