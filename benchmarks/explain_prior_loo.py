@@ -10,7 +10,8 @@ learned order comes from the *other* records of its template (families by count,
 order) and replaces the catalogue order of that template and its forms; the record is then
 explained and scored. A third column, "split", is what explain ships (prior.toml, engine.py
 _prior_fill): rank 1 stays the catalogue's, and only on a thin paste ranks 2-3 come from the other
-records' counts (at least prior.toml's min_reports). It prints family top-1 / top-3 for the three,
+thin records' counts (at least prior.toml's min_reports; benchmarks/explain_prior.py counts only
+reports that are thin pastes themselves). It prints family top-1 / top-3 for the three,
 overall and on the pastes where nothing but the message is evidence ("thin").
 
 Counts per template, not per message form: T13 gathers unrelated texts (F10 from "Torch not
@@ -43,9 +44,12 @@ def main() -> int:
     print(f"leave-one-out over {len(labelled)} labelled tune records ...", file=sys.stderr)
     base = [explain_text(r["text"], kb) for r in labelled]
     counts: dict[str, Counter] = {}
+    thin_counts: dict[str, Counter] = {}  # what prior.toml holds: the thin reports only
     for r, res in zip(labelled, base, strict=True):
         if res["template"]:
             counts.setdefault(res["template"], Counter())[r["family"]] += 1
+            if res["thin"]:
+                thin_counts.setdefault(res["template"], Counter())[r["family"]] += 1
 
     names = ("catalogue", "learned", "split")
     score = {name: Counter() for name in names}
@@ -68,7 +72,10 @@ def main() -> int:
                     form["families"] = order
             learned_res = explain_text(r["text"], kb2)
             kb3 = copy.deepcopy(kb)
-            kb3["reports_prior"] = {**shipped["reports_prior"], "templates": {template: {f: n for f, n in others.items() if n > 0}}}
+            thin_others = thin_counts.get(template, Counter()).copy()
+            if thin:
+                thin_others[r["family"]] -= 1
+            kb3["reports_prior"] = {**shipped["reports_prior"], "templates": {template: {f: n for f, n in thin_others.items() if n > 0}}}
             split_res = explain_text(r["text"], kb3)
         for name, out in (("catalogue", res), ("learned", learned_res), ("split", split_res)):
             fams = out["families"]

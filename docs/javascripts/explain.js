@@ -102,7 +102,6 @@
   // ---------------------------------------------------------------------------------------
   // Messages (messages.py)
   function findErrors(lines, kb) {
-    var cfg = kb.clean;
     var text = lines.join("\n");
     var low = text.toLowerCase();
     var anchor = rx(kb.messages.anchor, "gm");
@@ -120,6 +119,23 @@
       }
     }
     var errors = [];
+    readHits(hitLines, lines, kb, errors);
+    if (low.indexOf("\n") >= 0 && errors.every(function (e) { return e.partial; })) {
+      // messages.py: a terminal that wraps at a fixed width cuts words; search once more with the
+      // line breaks removed when nothing, or only a truncated shape, was found
+      var tried = new Set(hitLines);
+      var extra = joinedAnchorHits(low, anchor, kb.messages.max_windows).filter(function (k) { return !tried.has(k); });
+      if (extra.length) {
+        var all = hitLines.concat(extra).sort(function (a, b) { return a - b; });
+        all = all.filter(function (k, i) { return i === 0 || all[i - 1] !== k; }).slice(0, kb.messages.max_windows);
+        errors = [];
+        readHits(all, lines, kb, errors);
+      }
+    }
+    return errors;
+  }
+
+  function readHits(hitLines, lines, kb, errors) {
     var byKey = new Map();
     var consumed = -1;
     for (var h = 0; h < hitLines.length; h++) {
@@ -137,12 +153,38 @@
         byKey.get(key).spans.push(span);
         continue;
       }
-      if (errors.length >= cfg.max_messages) continue;
+      if (errors.length >= kb.clean.max_messages) continue;
       error.spans = [span];
       byKey.set(key, error);
       errors.push(error);
     }
-    return errors;
+  }
+
+  // messages.py _joined_hits: lines where an anchor starts in the paste with every break removed
+  function joinedAnchorHits(low, anchor, limit) {
+    var shifted = [];
+    var at = low.indexOf("\n");
+    while (at >= 0) {
+      shifted.push(at - shifted.length);
+      at = low.indexOf("\n", at + 1);
+    }
+    var joined = low.split("\n").join("");
+    var hits = [];
+    var m;
+    anchor.lastIndex = 0;
+    while ((m = anchor.exec(joined)) !== null) {
+      // bisect_right(shifted, m.index)
+      var lo = 0, hi = shifted.length;
+      while (lo < hi) {
+        var mid = (lo + hi) >> 1;
+        if (shifted[mid] <= m.index) lo = mid + 1; else hi = mid;
+      }
+      if (!hits.length || hits[hits.length - 1] !== lo) {
+        hits.push(lo);
+        if (hits.length >= limit) break;
+      }
+    }
+    return hits;
   }
 
   var SPACES = [" ", "\t", "\f", "\v"];
@@ -513,10 +555,22 @@
   // Ranking and the result (engine.py)
   var SAME_CHECK = { T1: "T1", T2: "T1" };
 
+  // engine.py _primary: the first error, unless a later one is the same message in full
+  function primaryOf(errors) {
+    if (!errors.length) return null;
+    var short = asciiLower(errors[0].message);
+    var best = errors[0];
+    for (var i = 1; i < errors.length; i++) {
+      var e = errors[i];
+      if (e.message.length > best.message.length && asciiLower(e.message).indexOf(short) >= 0) best = e;
+    }
+    return best;
+  }
+
   function explainText(text, kb) {
     var lines = cleanLines(text, kb);
     var errors = findErrors(lines, kb);
-    var primary = errors.length ? errors[0] : null;
+    var primary = primaryOf(errors);
     var cfg = kb.clean;
     var n = lines.length;
     var lo;

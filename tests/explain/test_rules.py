@@ -208,3 +208,38 @@ def test_an_input_on_the_cpu_still_outweighs_the_second_accelerator(explain):
     result = explain(SAME.format(a="cuda:1", b="cpu", tail=" (when checking argument for argument mat1 in method wrapper_addmm)"))
     assert {"input-on-cpu", "other-accelerator-and-cpu"} <= set(_rules(result))
     assert result["families"][0] == "F3"
+
+
+def test_item_at_the_end_of_the_line_is_not_a_transfer_but_the_labels_are_evidence(explain):
+    text = 'Traceback (most recent call last):\n  File "/w/train.py", line 90, in <module>\n    mae += torch.abs(predict.sum() - gt).item()\n' + SAME.format(a="cuda:0", b="cpu", tail="")
+    assert _rules(explain(text)) == ["label-in-failing-line"]
+
+
+def test_labels_assigned_or_moved_in_the_failing_line_say_nothing(explain):
+    for line in ("labels = batch['labels']", "out = model(x, labels.to(device))", "def loss(pred, target):"):
+        text = f'Traceback (most recent call last):\n  File "/w/train.py", line 9, in step\n    {line}\n' + SAME.format(a="cuda:0", b="cpu", tail="")
+        assert "label-in-failing-line" not in _rules(explain(text)), line
+
+
+def test_sharding_frameworks_in_the_prose_point_to_placement(explain):
+    for prose in ("with deepspeed zero2", "FSDP training", "wrapped in FullyShardedDataParallel", "Megatron-LM run"):
+        result = explain(prose + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))
+        assert "sharding-framework-text" in _rules(result), prose
+        assert result["families"][0] == "F8", prose
+
+
+def test_plain_list_of_modules(explain):
+    for code in ("self.layers = []", "self.heads = [nn.Linear(4, 4) for _ in range(3)]", "self.blocks = [Block(d) for d in dims]"):
+        assert "plain-list-of-modules" in _rules(explain(code + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))), code
+    for code in ("self.layers = nn.ModuleList([])", "self.validation_step_outputs = []", "self.history = {}"):
+        assert "plain-list-of-modules" not in _rules(explain(code + "\n" + SAME.format(a="cuda:0", b="cpu", tail=""))), code
+
+
+def test_labels_handed_on_to_a_helper_are_not_an_operand(explain):
+    text = 'Traceback (most recent call last):\n  File "/w/loss.py", line 66, in compute_loss\n    tcls, tbox = build_targets(p, targets, model)\n' + SAME.format(a="cuda:0", b="cpu", tail="")
+    assert "label-in-failing-line" not in _rules(explain(text))
+
+
+def test_mps_beside_the_cpu_lifts_created_tensors_only_on_mps(explain):
+    assert "mps-and-cpu" in _rules(explain(SAME.format(a="mps:0", b="cpu", tail="")))
+    assert "mps-and-cpu" not in _rules(explain(SAME.format(a="cuda:0", b="cpu", tail="")))

@@ -8,7 +8,7 @@ dict; tests/explain/test_parity.py holds both to identical results.
 from __future__ import annotations
 
 from samedevice.explain.clean import clean_lines
-from samedevice.explain.dialect import collapse, compiled
+from samedevice.explain.dialect import ascii_lower, collapse, compiled
 from samedevice.explain.evidence import collect, signature_text
 from samedevice.explain.frames import read_frames
 from samedevice.explain.messages import find_errors
@@ -21,7 +21,7 @@ def explain_text(text: str, kb: dict) -> dict:
     """The explanation of one paste (already decoded and checked) as a JSON-ready dict."""
     lines = clean_lines(text, kb)
     errors = find_errors(lines, kb)
-    primary = errors[0] if errors else None
+    primary = _primary(errors)
     cfg = kb["clean"]
     n = len(lines)
     if primary is not None:
@@ -62,9 +62,26 @@ def explain_text(text: str, kb: dict) -> dict:
     return out
 
 
+def _primary(errors: list[dict]) -> dict | None:
+    """The error explained: the first in the paste, unless a later one is the same message in
+    full. An issue's title line ("Expected all tensors to be on the same device") or a summary
+    before the log often holds the message cut short; the traceback's last line then holds the
+    op, the argument and the devices the evidence rules read."""
+    if not errors:
+        return None
+    first = errors[0]
+    short = ascii_lower(first["message"])
+    best = first
+    for e in errors[1:]:
+        if len(e["message"]) > len(best["message"]) and short in ascii_lower(e["message"]):
+            best = e
+    return best
+
+
 def _prior_fill(ranking: list[dict], template: str, kb: dict) -> tuple[list[dict], dict | None]:
     """A thin paste: rank 1 stays the catalogue's first family; ranks 2-3 go to the families that
-    most often caused this template in the dev set's labelled tune-half reports (prior.toml).
+    most often caused this template in the dev set's labelled tune-half reports that are thin
+    pastes themselves (prior.toml: the population the counts are applied to).
     Leave-one-out on the tune half: top-3 up, top-1 down when the counts also chose rank 1, so
     they do not. It is a frequency, not evidence: the result says so in ``prior``. Per template,
     not per form: per form the counts were too sparse (benchmarks/explain_prior_loo.py)."""

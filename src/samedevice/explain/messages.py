@@ -13,6 +13,7 @@ The browser implements the same algorithm from the same data (docs/javascripts/e
 
 from __future__ import annotations
 
+import bisect
 import itertools
 
 from samedevice.explain.dialect import ascii_lower, collapse, compiled, compiled_exact_case
@@ -20,7 +21,6 @@ from samedevice.explain.dialect import ascii_lower, collapse, compiled, compiled
 
 def find_errors(lines: list[str], kb: dict) -> list[dict]:
     """Every distinct device error in the paste, in the order they appear."""
-    cfg = kb["clean"]
     text = "\n".join(lines)
     anchor = compiled_exact_case(kb["messages"]["anchor"])
     hit_lines: list[int] = []
@@ -36,7 +36,21 @@ def find_errors(lines: list[str], kb: dict) -> list[dict]:
                 break
 
     errors: list[dict] = []
-    by_key: dict[tuple, dict] = {}
+    _read_hits(hit_lines, lines, kb, errors, {})
+    if "\n" in low and all(e["partial"] for e in errors):
+        # A terminal that wraps at a fixed width cuts words ("to be on t" / "he same device"), and
+        # no anchor crosses such a cut: a paste where nothing, or only a truncated shape (the tail
+        # after the cut), was found is searched once more with its line breaks removed. The window
+        # readers already join cut words (the hard join); read from the new lines too.
+        tried = set(hit_lines)
+        extra = [k for k in _joined_hits(low, anchor, kb["messages"]["max_windows"]) if k not in tried]
+        if extra:
+            errors = []
+            _read_hits(sorted(tried.union(extra))[: kb["messages"]["max_windows"]], lines, kb, errors, {})
+    return errors
+
+
+def _read_hits(hit_lines: list[int], lines: list[str], kb: dict, errors: list[dict], by_key: dict) -> None:
     consumed = -1
     for first in hit_lines:
         if first <= consumed:
@@ -53,12 +67,29 @@ def find_errors(lines: list[str], kb: dict) -> list[dict]:
             by_key[key]["count"] += 1
             by_key[key]["spans"].append(span)
             continue
-        if len(errors) >= cfg["max_messages"]:
+        if len(errors) >= kb["clean"]["max_messages"]:
             continue
         error["spans"] = [span]
         by_key[key] = error
         errors.append(error)
-    return errors
+
+
+def _joined_hits(low: str, anchor, limit: int) -> list[int]:
+    """Lines where an anchor starts in the paste with every line break removed."""
+    # shifted[i]: where the text after the i-th line break starts once the breaks are removed
+    shifted = []
+    at = low.find("\n")
+    while at >= 0:
+        shifted.append(at - len(shifted))
+        at = low.find("\n", at + 1)
+    hits: list[int] = []
+    for m in anchor.finditer(low.replace("\n", "")):
+        line = bisect.bisect_right(shifted, m.start())
+        if not hits or hits[-1] != line:
+            hits.append(line)
+            if len(hits) >= limit:
+                break
+    return hits
 
 
 # The whitespace a terminal leaves at a wrap (after cleaning; "" is not in it: an empty edge
