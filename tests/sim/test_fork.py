@@ -236,3 +236,29 @@ def test_a_dataloader_workers_error_is_the_one_a_case_documents():
     # DataParallel's replicas run in threads of the same process: their message stays whole
     replica = "Caught RuntimeError in replica 0 on device 0.\nOriginal Traceback (most recent call last):\n"
     assert not is_wrapped("RuntimeError", replica)
+
+
+def test_a_process_pool_executor_worker_counts_as_using_the_gpu(warm, tmp_path):
+    """A parent that only initialised CUDA (``get_device_name``) and a forked worker whose first
+    GPU call fails: the run used the simulated GPU (``verify`` rejects runs that never did), and
+    the worker's traceback, re-raised by ``future.result()``, has no simulator frames."""
+    program = _program(tmp_path, "executor.py", """
+        from concurrent.futures import ProcessPoolExecutor
+
+        import torch
+
+
+        def caption():
+            return torch.nn.Linear(2, 2).to("cuda").weight.sum().item()
+
+
+        if __name__ == "__main__":
+            print(torch.cuda.get_device_name(0))
+            with ProcessPoolExecutor(1) as executor:
+                executor.submit(caption).result()
+    """)
+    result = warm.run(program, "cuda")
+    assert (result.exception["type"], result.exception["message"]) == ("RuntimeError", REINIT)
+    assert result.usage == 1
+    assert "concurrent.futures.process._RemoteTraceback" in result.stderr
+    assert "samedevice" not in result.stderr

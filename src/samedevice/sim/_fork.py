@@ -79,6 +79,7 @@ def lazy_init() -> None:
         return
     if STATE.in_bad_fork:
         __tracebackhide__ = True
+        _count_use()
         if torch.cuda._is_in_bad_fork is is_in_bad_fork:  # the CUDA machine is installed
             _TORCH_LAZY_INIT()  # raises "Cannot re-initialize CUDA in forked subprocess. ..."
         raise RuntimeError(REINIT)
@@ -86,6 +87,16 @@ def lazy_init() -> None:
         return
     touch_runtime()
     STATE.initialized = True
+
+
+def _count_use() -> None:
+    """The call that fails here was a use of the simulated GPU: leave a count in the run's usage
+    folder, as spawned ranks do (``verify`` rejects a broken program that never used the
+    accelerator, and a forked worker's own count dies with it: forks end in ``os._exit``)."""
+    usage_dir = os.environ.get("SAMEDEVICE_USAGE_DIR")
+    if usage_dir and os.path.isdir(usage_dir):
+        with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
+            f.write("1")
 
 
 def is_in_bad_fork() -> bool:

@@ -108,12 +108,19 @@ def _strip_wrapped_tracebacks() -> None:
 
 
 def _strip_pool_tracebacks() -> None:
-    """A ``multiprocessing.Pool`` worker sends its error's formatted traceback to the parent,
-    which shows it as the ``RemoteTraceback`` the re-raised error is chained to: leave the
-    simulator's frames out of it (a worker that cannot initialise CUDA after a fork)."""
+    """A ``multiprocessing.Pool`` or ``ProcessPoolExecutor`` worker sends its error's formatted
+    traceback to the parent, which shows it as the ``RemoteTraceback`` the re-raised error is
+    chained to: leave the simulator's frames out of it (a worker that cannot initialise CUDA
+    after a fork)."""
+    import concurrent.futures.process
     import multiprocessing.pool
 
-    wrapper = multiprocessing.pool.ExceptionWithTraceback
+    for wrapper in (multiprocessing.pool.ExceptionWithTraceback,
+                    concurrent.futures.process._ExceptionWithTraceback):
+        _strip_remote(wrapper)
+
+
+def _strip_remote(wrapper: type) -> None:
     original = wrapper.__init__
     if getattr(original, "_samedevice", False):
         return
