@@ -35,3 +35,9 @@ def load_ipython_extension(ipython: Any) -> None:
         shell.showtraceback((etype, value, value.__traceback__), tb_offset=tb_offset)
 
     ipython.set_custom_exc((Exception,), show_without_simulator)
+    # DataLoader workers and Pool workers forked from the kernel send their errors' formatted
+    # tracebacks back: those leave the simulator's frames out too
+    from samedevice.sim import _process
+
+    _process._strip_wrapped_tracebacks()
+    _process._strip_pool_tracebacks()

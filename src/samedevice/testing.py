@@ -129,9 +129,9 @@ def check_case_error(slug: str, exc: BaseException | None = None) -> Signature:
     if exc is None:
         raise AssertionError(f"{slug}: the failing cell raised nothing -- the page is stale")
     name, text = type(exc).__name__, str(exc)
-    if name == "ProcessRaisedException":  # a spawned rank failed: its own exception counts
-        from samedevice.sim.runner import rank_exception
+    from samedevice.sim.runner import is_wrapped, rank_exception
 
+    if is_wrapped(name, text):  # a spawned rank or DataLoader worker failed: its own exception counts
         name, text = rank_exception(text) or (name, text)
     if name != case.error.exception:
         raise AssertionError(f"{slug}: raised {name}: {text}; expected {case.error.exception}")

@@ -24,6 +24,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _backend
+from ._fork import STATE as _FORK
+from ._fork import lazy_init as _lazy_init
 from ._naming import BACKEND, INVALID_ORDINAL, respell
 
 Tensor = torch.Tensor
@@ -37,7 +39,11 @@ _SIM_REPR = re.compile(rf"device='{BACKEND}:(\d+)'")
 def _to_sim(value: Any) -> Any:
     """Map a CUDA device spec to the simulated device; leave everything else alone.
 
-    An index past the last simulated GPU raises CUDA's ``invalid device ordinal``.
+    An index past the last simulated GPU raises CUDA's ``invalid device ordinal``. Naming the
+    GPU is where PyTorch lazily initialises CUDA (its argument parser calls
+    ``torch.cuda._lazy_init`` for a factory's ``device=`` and for ``Tensor.to``): in a process
+    forked after its parent used CUDA that raises ``Cannot re-initialize CUDA in forked
+    subprocess`` (see ``_fork``).
     """
     if isinstance(value, str):
         if value == "cuda" or value.startswith("cuda:"):
@@ -45,6 +51,8 @@ def _to_sim(value: Any) -> Any:
         else:
             return value
     if isinstance(value, torch.device) and value.type == "cuda":
+        if not _FORK.initialized:
+            _lazy_init()
         if value.index is None:
             return torch.device(BACKEND)
         if value.index >= _backend.DEVICE_COUNT:
@@ -120,6 +128,8 @@ def _legacy_type(func: Any, args: tuple, kwargs: dict) -> Any:
 def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
     """``Tensor.cuda(device=None)``: the current simulated device, or the one given."""
     __tracebackhide__ = True
+    if not _FORK.initialized:
+        _lazy_init()
     if device is None:
         from ._backend import current_index
 

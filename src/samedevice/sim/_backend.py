@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import _kernel, _optable
+from . import _fork, _kernel, _optable
 from ._naming import BACKEND, INVALID_ORDINAL, SPELLING
 
 DEVICE_COUNT = 2  # sim:0 and sim:1 by default; the CUDA machine mode sets its GPU count
@@ -105,7 +105,7 @@ def _make_device_module() -> types.ModuleType:
                manual_seed_all, get_rng_state, set_rng_state):
         setattr(mod, fn.__name__, fn)
     mod.is_initialized = is_available
-    mod._is_in_bad_fork = lambda: False
+    mod._is_in_bad_fork = _fork.is_in_bad_fork
     mod._lazy_init = nothing
     mod.device = _DeviceContext
     mod.seed = lambda: torch.default_generator.seed()

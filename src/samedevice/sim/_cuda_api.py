@@ -3,12 +3,13 @@ the simulated GPUs, and the calls refused because no simulation can stand in for
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from . import _backend
+from . import _backend, _fork
 from ._memory import TRACKER
 from ._naming import BACKEND
 from ._registry import (
@@ -29,8 +30,11 @@ from ._registry import (
 # -- devices ----------------------------------------------------------------------------------------
 
 
-@emulates("torch.cuda.is_available", "True")
+@emulates("torch.cuda.is_available", "True; like CUDA's runtime check it makes later forks bad forks (see "
+          "`torch.cuda._is_in_bad_fork`) unless `PYTORCH_NVML_BASED_CUDA_CHECK=1`")
 def is_available() -> bool:
+    if os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") != "1":
+        _fork.touch_runtime()  # cudaGetDeviceCount: PyTorch registers its fork handler
     return True
 
 
@@ -39,9 +43,14 @@ def device_count() -> int:
     return _backend.DEVICE_COUNT
 
 
-value("torch.cuda.is_initialized", "True", lambda: True)
-value("torch.cuda.init", "no-op", lambda: None)
-value("torch.cuda._lazy_init", "no-op (PyTorch's own lazy initialisation)", lambda: None)
+value("torch.cuda.is_initialized", "True once the program used the simulated GPU (a tensor made on or moved to it, "
+      "or a `torch.cuda` call that initialises CUDA), False before and in a bad fork", _fork.is_initialized)
+value("torch.cuda.init", "initialises the simulated CUDA (see `_lazy_init`)", _fork.lazy_init)
+value("torch.cuda._lazy_init", "CUDA's lazy initialisation: in a process forked after the parent touched CUDA it raises "
+      "`Cannot re-initialize CUDA in forked subprocess. ...`", _fork.lazy_init)
+value("torch.cuda._is_in_bad_fork", "True in a process forked (`os.fork`, multiprocessing's 'fork', DataLoader "
+      "workers) after its parent initialised the simulated CUDA or called `is_available()`; 'spawn' children start "
+      "clean", _fork.is_in_bad_fork)
 # (torch.cuda._is_compiled and torch.backends.cuda.is_built stay False: PyTorch's internals
 # import CUDA-only C functions when they are True, e.g. torch._dynamo.device_interface and
 # torch._inductor.cudagraph_trees.)
@@ -49,12 +58,16 @@ value("torch.cuda._lazy_init", "no-op (PyTorch's own lazy initialisation)", lamb
 
 @emulates("torch.cuda.current_device", "the current simulated GPU's index (per thread, like CUDA)")
 def current_device() -> int:
+    _fork.lazy_init()
     return _backend.current_index()
 
 
 @emulates("torch.cuda.set_device", "makes GPU i current; an index past the last GPU raises CUDA's `invalid device ordinal`")
 def set_device(device: Any) -> None:
-    _backend._set_index(device_index(device))
+    index = device_index(device)
+    if index >= 0:
+        _fork.lazy_init()
+    _backend._set_index(index)
 
 
 @emulates("torch.cuda.device", "context manager: GPU i is current inside the block")
@@ -66,6 +79,7 @@ class device:
     def __enter__(self) -> None:
         self.prev_idx = _backend.current_index()
         if self.idx >= 0:
+            _fork.lazy_init()
             _backend._set_index(self.idx)
 
     def __exit__(self, *exc: object) -> bool:
@@ -83,18 +97,21 @@ class device_of(device):
 
 @emulates("torch.cuda.get_device_name", "the simulated GPU's name (see its properties above)")
 def get_device_name(device: Any = None) -> str:
+    _fork.lazy_init()
     device_index(device)
     return GPU.name
 
 
 @emulates("torch.cuda.get_device_capability", "(8, 0)")
 def get_device_capability(device: Any = None) -> tuple[int, int]:
+    _fork.lazy_init()
     device_index(device)
     return (GPU.major, GPU.minor)
 
 
 @emulates("torch.cuda.get_device_properties", "the simulated GPU's properties (table above)")
 def get_device_properties(device: Any = None) -> SimulatedGPU:
+    _fork.lazy_init()
     device_index(device)
     return GPU
 
@@ -105,7 +122,7 @@ value("torch.cuda.get_arch_list", "['sm_80']", lambda: ["sm_80"])
 value("torch.cuda.get_gencode_flags", "'-gencode compute=compute_80,code=sm_80'",
       lambda: "-gencode compute=compute_80,code=sm_80")
 value("torch.cuda.can_device_access_peer", "True for two valid indices",
-      lambda device, peer_device: device_index(device) >= 0 and device_index(peer_device) >= 0)
+      lambda device, peer_device: _fork.lazy_init() or (device_index(device) >= 0 and device_index(peer_device) >= 0))
 value("torch.cuda.get_sync_debug_mode", "0", lambda: 0)
 value("torch.cuda.set_sync_debug_mode", "accepted; nothing runs asynchronously to report", lambda debug_mode: None)
 value("torch.cuda.ipc_collect", "no-op", lambda: None)
@@ -138,6 +155,7 @@ def get_default_device() -> torch.device:
 
 @emulates("torch.cuda.synchronize", "returns at once: every simulated kernel has finished when its call returns")
 def synchronize(device: Any = None) -> None:
+    _fork.lazy_init()
     device_index(device)
 
 
@@ -168,7 +186,7 @@ _mem("reset_accumulated_memory_stats", "no-op", lambda i: None)
 _mem("memory_stats", "`allocated_bytes.all.current/peak`, `reserved_bytes.all.*`, `active_bytes.all.*`, "
      "`num_ooms` (0), …", TRACKER.stats)
 _mem("mem_get_info", "(total − reserved, total) with the simulated GPU's 16 GiB",
-     lambda i: (GPU.total_memory - TRACKER.read("reserved", i), GPU.total_memory))
+     lambda i: _fork.lazy_init() or (GPU.total_memory - TRACKER.read("reserved", i), GPU.total_memory))
 _mem("memory_summary", "a short text of the statistics above",
      lambda i: "\n".join(f"{k}: {v}" for k, v in TRACKER.stats(i).items()))
 value("torch.cuda.empty_cache", "returns the unused pool: `memory_reserved` drops to the live bytes", lambda: TRACKER.empty_cache())
@@ -186,9 +204,14 @@ value("torch.cuda.manual_seed_all", "as `manual_seed`", lambda seed: torch.defau
 value("torch.cuda.seed", "as `torch.seed()`", lambda: torch.default_generator.seed() and None)
 value("torch.cuda.seed_all", "as `torch.seed()`", lambda: torch.default_generator.seed() and None)
 value("torch.cuda.initial_seed", "the CPU generator's initial seed", lambda: torch.default_generator.initial_seed())
-value("torch.cuda.get_rng_state", "the CPU generator's state (a ByteTensor)", lambda device="cuda": torch.get_rng_state())
+def _get_rng_state(device: Any = "cuda") -> torch.Tensor:
+    _fork.lazy_init()
+    return torch.get_rng_state()
+
+
+value("torch.cuda.get_rng_state", "the CPU generator's state (a ByteTensor)", _get_rng_state)
 value("torch.cuda.set_rng_state", "sets the CPU generator's state", lambda new_state, device="cuda": torch.set_rng_state(new_state))
-value("torch.cuda.get_rng_state_all", "one state per GPU", lambda: [torch.get_rng_state() for _ in range(_backend.DEVICE_COUNT)])
+value("torch.cuda.get_rng_state_all", "one state per GPU", lambda: [_get_rng_state() for _ in range(_backend.DEVICE_COUNT)])
 value("torch.cuda.set_rng_state_all", "sets the CPU generator's state from the first", lambda new_states: torch.set_rng_state(next(iter(new_states))))
 
 # -- legacy tensor types -----------------------------------------------------------------------------

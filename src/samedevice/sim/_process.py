@@ -38,6 +38,7 @@ def start(mode: str) -> None:
         _strip_formatted_tracebacks()
         _strip_uncaught_tracebacks()
         _strip_wrapped_tracebacks()
+        _strip_pool_tracebacks()
     result = os.environ.pop("SAMEDEVICE_RESULT", None)
     if result:
         _Recorder(result, mode).install()
@@ -89,6 +90,8 @@ def _strip_wrapped_tracebacks() -> None:
 
     wrapper = torch._utils.ExceptionWrapper
     original = wrapper.__init__
+    if getattr(original, "_samedevice", False):
+        return
 
     def __init__(self: Any, exc_info: Any = None, where: str = "in background") -> None:
         if exc_info is None:
@@ -100,6 +103,35 @@ def _strip_wrapped_tracebacks() -> None:
             exc_info = (exc_info[0], exc_info[1], exc_info[1].__traceback__)
         original(self, exc_info, where)
 
+    __init__._samedevice = True  # type: ignore[attr-defined]
+    wrapper.__init__ = __init__
+
+
+def _strip_pool_tracebacks() -> None:
+    """A ``multiprocessing.Pool`` or ``ProcessPoolExecutor`` worker sends its error's formatted
+    traceback to the parent, which shows it as the ``RemoteTraceback`` the re-raised error is
+    chained to: leave the simulator's frames out of it (a worker that cannot initialise CUDA
+    after a fork)."""
+    import concurrent.futures.process
+    import multiprocessing.pool
+
+    for wrapper in (multiprocessing.pool.ExceptionWithTraceback,
+                    concurrent.futures.process._ExceptionWithTraceback):
+        _strip_remote(wrapper)
+
+
+def _strip_remote(wrapper: type) -> None:
+    original = wrapper.__init__
+    if getattr(original, "_samedevice", False):
+        return
+
+    def __init__(self: Any, exc: BaseException, tb: Any) -> None:
+        from ._tracebacks import strip_exception
+
+        strip_exception(exc)
+        original(self, exc, exc.__traceback__)
+
+    __init__._samedevice = True  # type: ignore[attr-defined]
     wrapper.__init__ = __init__
 
 

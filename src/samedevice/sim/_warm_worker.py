@@ -77,6 +77,9 @@ def _become_child(req: dict[str, Any]) -> None:
     os.environ.clear()
     os.environ.update(req["env"])
     random.seed()  # a fresh interpreter seeds from the OS; forks would share the worker's state
+    fork = sys.modules.get("samedevice.sim._fork")
+    if fork is not None:
+        fork.fresh_process()  # a new interpreter, not a fork of one that used CUDA (no bad fork)
 
 
 def _page_child(req: dict[str, Any]) -> int:

@@ -47,7 +47,7 @@ class RunResult:
     def exception(self) -> dict[str, Any] | None:
         """``{"type", "message", "frames"}`` of the exception that ended the program."""
         exc = self.record.get("exception")
-        if exc and exc.get("type") == "ProcessRaisedException":
+        if exc and is_wrapped(exc.get("type", ""), exc.get("message", "")):
             return _innermost(exc)
         return exc
 
@@ -78,6 +78,17 @@ def rank_exception(text: str) -> tuple[str, str] | None:
         if m and m.group(1) != "ProcessRaisedException":
             return m.group(1), m.group(2) or ""
     return None
+
+
+_DATALOADER_WORKER = re.compile(r"^Caught \w+ in DataLoader worker process \d+\.\nOriginal Traceback ")
+
+
+def is_wrapped(name: str, text: str) -> bool:
+    """Whether an exception only carries another process's: a rank's under
+    ``torch.multiprocessing.spawn`` (``ProcessRaisedException``), or a DataLoader worker's,
+    which the loader re-raises as ``Caught RuntimeError in DataLoader worker process 0.`` with
+    the worker's traceback (its last line is what the worker raised, and what users quote)."""
+    return name == "ProcessRaisedException" or bool(_DATALOADER_WORKER.match(text))
 
 
 def _innermost(exc: dict[str, Any]) -> dict[str, Any]:

@@ -168,10 +168,11 @@ def _page_cells(case: Case) -> tuple[int, int] | None:
 
 
 def _raised(exc: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A rank's own exception when the page's spawn re-raised it (as ``RunResult.exception``)."""
-    from samedevice.sim.runner import _innermost
+    """A rank's or DataLoader worker's own exception when the page's spawn or loader re-raised
+    it (as ``RunResult.exception``)."""
+    from samedevice.sim.runner import _innermost, is_wrapped
 
-    if exc and exc.get("type") == "ProcessRaisedException":
+    if exc and is_wrapped(exc.get("type", ""), exc.get("message", "")):
         return _innermost(exc)
     return exc
 
