@@ -279,27 +279,3 @@ def test_a_checkpoint_from_a_missing_gpu_raises_cudas_deserialize_text(cuda, tmp
         assert torch.load(tmp_path / "ck.pt", map_location="cuda:0")["w"].device == torch.device("cuda", 0)
     finally:
         _backend.set_device_count(before)
-
-
-def test_backward_runs_user_code_under_the_alias(cuda):
-    # autograd.Function.backward and tensor hooks run from inside backward(): on a GPU they see
-    # cuda tensors (FSDP's pre-backward hook checks the compute device this way)
-    seen = []
-
-    class Scale(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            seen.append((str(grad.device), grad.is_cuda))
-            return grad * 2
-
-    x = torch.ones(3, device="cuda", requires_grad=True)
-    x.register_hook(lambda grad: seen.append((str(grad.device), grad.is_cuda)))
-    Scale.apply(x).sum().backward()
-    torch.autograd.backward(Scale.apply(x).sum())
-    (grad,) = torch.autograd.grad(Scale.apply(x).sum(), x)
-    assert seen == [("cuda:0", True)] * 6
-    assert grad.device == torch.device("cuda", 0) and x.grad.tolist() == [4.0] * 3

@@ -18,7 +18,6 @@ pushed in every thread started while the alias is on (worker threads, thread poo
 from __future__ import annotations
 
 import re
-import types
 from typing import Any
 
 import torch
@@ -68,44 +67,10 @@ def _to_cuda(device: torch.device) -> torch.device:
     return device
 
 
-def _as_user_code(fn: Any) -> Any:
-    """A copy of ``fn`` whose torch-function check answers "none": called while the alias mode
-    is pushed again, it runs once instead of coming back to the mode."""
-    names = dict(fn.__globals__)
-    names["has_torch_function"] = names["has_torch_function_unary"] = lambda *a: False
-    copy = types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    return copy
-
-
-_autograd_backward = _as_user_code(torch.autograd.backward)
-_autograd_grad = _as_user_code(torch.autograd.grad)
-
-
-def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
-                     create_graph: bool = False, inputs: Any = None) -> None:
-    _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-
-# Backward runs Python that users and libraries wrote -- autograd.Function.backward, tensor and
-# module hooks (FSDP's pre-backward checks) -- from inside the call that started it, where a
-# mode's handler runs with the mode popped: those would see ``sim:0``. These run with it pushed.
-_BACKWARD = {Tensor.backward: _tensor_backward, torch.autograd.backward: _autograd_backward,
-             torch.autograd.grad: _autograd_grad}
-
-
 class CudaAlias(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         __tracebackhide__ = True
         kwargs = kwargs or {}
-        backward = _BACKWARD.get(func)
-        if backward is not None:
-            with self:
-                try:
-                    return backward(*args, **kwargs)
-                except Exception as e:
-                    _respell_exception(e)
-                    raise
         owner = getattr(func, "__self__", None)
         if owner is _DEVICE:
             return _to_cuda(func(*args, **kwargs))
