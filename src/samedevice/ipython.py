@@ -35,6 +35,21 @@ def load_ipython_extension(ipython: Any) -> None:
         shell.showtraceback((etype, value, value.__traceback__), tb_offset=tb_offset)
 
     ipython.set_custom_exc((Exception,), show_without_simulator)
+    # `%run program.py` (pages whose programs read files beside them) shows its error through
+    # showtraceback directly, not through the custom handler: strip there too
+    shown = ipython.showtraceback
+
+    def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            etype, value, _ = ipython._get_exc_info(exc_tuple)
+        except ValueError:  # no exception to show: IPython says so itself
+            return shown(exc_tuple, *args, **kwargs)
+        if isinstance(value, Exception):
+            _tracebacks.strip_exception(value)
+            exc_tuple = (etype, value, value.__traceback__)
+        return shown(exc_tuple, *args, **kwargs)
+
+    ipython.showtraceback = showtraceback
     # DataLoader workers and Pool workers forked from the kernel send their errors' formatted
     # tracebacks back: those leave the simulator's frames out too
     from samedevice.sim import _process
