@@ -72,3 +72,18 @@ def test_a_program_past_its_timeout_is_killed(warm, tmp_path):
     result = warm.run(sleeper, "plain", timeout=1)
     assert result.timed_out and result.returncode == -9
     assert warm.run(_program(tmp_path, "after.py", "print('next')\n"), "plain").stdout == "next\n"
+
+
+def test_backward_on_the_second_gpu_runs_hooks_under_the_alias(warm, tmp_path):
+    # The worker imports the simulator's modules before any child registers the backend: what
+    # backward runs must not depend on that order (a copy of torch.autograd.backward taken at
+    # import kept the multithreaded engine, whose per-device queues stop at sim:0)
+    program = _program(tmp_path, "backward.py", """
+        import torch
+        x = torch.ones(3, device="cuda:1", requires_grad=True)
+        x.register_hook(lambda grad: print(grad.device, grad.is_cuda))
+        (x * 2).sum().backward()
+        print(x.grad.device)
+    """)
+    result = warm.run(program, "cuda", extra_env={"SAMEDEVICE_GPUS": "2"})
+    assert (result.returncode, result.stdout) == (0, "cuda:1 True\ncuda:1\n"), result.stderr

@@ -8,7 +8,7 @@ import torch
 import torch.distributed as dist
 
 
-def _setup(rank: int, port: int, device_kind: str) -> torch.device:
+def _setup(rank: int, port: int, device_kind: str, world_size: int = 2) -> torch.device:
     if device_kind == "cuda":
         from samedevice import sim
 
@@ -18,7 +18,7 @@ def _setup(rank: int, port: int, device_kind: str) -> torch.device:
         backend = "gloo"
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group(backend, rank=rank, world_size=2)
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
     return torch.device("cuda", rank) if device_kind == "cuda" else torch.device("cpu")
 
 
@@ -55,6 +55,32 @@ def nccl_semantics(rank: int, port: int, device_kind: str, out_dir: str, bug: bo
         objects = [{"rank": rank}] if rank == 0 else [None]
         dist.broadcast_object_list(objects, src=0)
         torch.save({"counts": counts.cpu(), "object": objects[0]}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except Exception as e:
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
+            f.write(f"{type(e).__name__}: {e}")
+    finally:
+        dist.destroy_process_group()
+
+
+def fsdp_training(rank: int, port: int, out_dir: str) -> None:
+    """Three FSDP steps on one rank (NO_SHARD). FSDP's pre-backward hook, run by the autograd
+    engine, checks that the gradients are on its compute device, ``cuda:0``."""
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+    _setup(rank, port, "cuda", world_size=1)
+    try:
+        torch.cuda.set_device(0)
+        torch.manual_seed(0)
+        model = FSDP(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).cuda())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for _ in range(3):
+            loss = model(torch.randn(5, 4, device="cuda")).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        torch.save({"losses": torch.tensor(losses)}, os.path.join(out_dir, f"rank{rank}.pt"))
     except Exception as e:
         with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
             f.write(f"{type(e).__name__}: {e}")

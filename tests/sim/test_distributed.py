@@ -54,3 +54,22 @@ def test_integer_averages_and_object_collectives_work_as_on_nccl(tmp_path):
         result = torch.load(tmp_path / f"rank{rank}.pt", weights_only=False)
         assert result["counts"].tolist() == [3, 5]  # (3 + 4) // 2, (0 + 10) // 2
         assert result["object"] == {"rank": 0}
+
+
+def test_fsdp_on_one_simulated_rank_trains_as_the_plain_model_on_the_cpu(tmp_path):
+    # FSDP's pre-backward hook checks the gradients' device: it runs inside backward, and
+    # must see cuda:0 there as on a GPU (it aborted seeing sim:0)
+    mp.spawn(dist_programs.fsdp_training, args=(_port(), str(tmp_path)), nprocs=1)
+    err = tmp_path / "rank0.err"
+    assert not err.exists(), err.read_text()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(3):
+        loss = model(torch.randn(5, 4)).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    torch.testing.assert_close(torch.load(tmp_path / "rank0.pt")["losses"], torch.tensor(losses))

@@ -279,3 +279,55 @@ def test_a_checkpoint_from_a_missing_gpu_raises_cudas_deserialize_text(cuda, tmp
         assert torch.load(tmp_path / "ck.pt", map_location="cuda:0")["w"].device == torch.device("cuda", 0)
     finally:
         _backend.set_device_count(before)
+
+
+def test_backward_runs_user_code_under_the_alias(cuda):
+    # autograd.Function.backward and tensor hooks run from inside backward(): on a GPU they see
+    # cuda tensors (FSDP's pre-backward hook checks the compute device this way)
+    seen = []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append((str(grad.device), grad.is_cuda))
+            return grad * 2
+
+    x = torch.ones(3, device="cuda", requires_grad=True)
+    x.register_hook(lambda grad: seen.append((str(grad.device), grad.is_cuda)))
+    Scale.apply(x).sum().backward()
+    torch.autograd.backward(Scale.apply(x).sum())
+    (grad,) = torch.autograd.grad(Scale.apply(x).sum(), x)
+    assert seen == [("cuda:0", True)] * 6
+    assert grad.device == torch.device("cuda", 0) and x.grad.tolist() == [4.0] * 3
+    # the second GPU too (the engine runs the pass on the calling thread: its per-device
+    # ready queues are sized for one device by a Python backend's guard)
+    seen.clear()
+    y = torch.ones(3, device="cuda:1", requires_grad=True)
+    y.register_hook(lambda grad: seen.append((str(grad.device), grad.is_cuda)))
+    Scale.apply(y).sum().backward()
+    assert seen == [("cuda:1", True)] * 2 and y.grad.device == torch.device("cuda", 1)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpointing_recomputes_under_the_alias(cuda, reentrant):
+    # backward recomputes the forward, which says "cuda" as it did the first time; the
+    # non-reentrant variant compares the devices its pack hooks saw then with what it recomputes
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 3).cuda()
+    seen = []
+
+    def f(x):
+        seen.append(torch.ones(1, device="cuda").device)
+        return lin(x).relu() * 2
+
+    x = torch.randn(2, 3, device="cuda", requires_grad=True)
+    checkpoint(f, x, use_reentrant=reentrant).sum().backward()
+    expected = torch.func.grad(lambda x: f(x).sum())(x.detach())
+    assert seen[:2] == [torch.device("cuda", 0)] * 2
+    torch.testing.assert_close(x.grad, expected)

@@ -10,18 +10,23 @@ torch call made by user code and
 * rewrites sim spellings in exceptions raised by PyTorch itself (``can't convert sim:0 ...``).
 
 Code *inside* torch functions runs with the mode disabled (TorchFunctionMode semantics), so
-PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA. The mode is
-pushed in every thread started while the alias is on (worker threads, thread pools). What
-``torch.cuda`` itself answers is ``_machine``'s job.
+PyTorch's internals keep seeing the real ``sim`` device and never call into CUDA. Python that
+PyTorch calls back from in there on the user's behalf -- backward hooks,
+``autograd.Function.backward``, saved-tensor hooks -- runs with the mode pushed again, as the
+user's own code (see ``backward_mode``). The mode is pushed in every thread started while the
+alias is on (worker threads, thread pools). What ``torch.cuda`` itself answers is
+``_machine``'s job.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.overrides import _get_current_function_mode_stack as _mode_stack
 
 from . import _backend
 from ._fork import STATE as _FORK
@@ -67,10 +72,49 @@ def _to_cuda(device: torch.device) -> torch.device:
     return device
 
 
+def _on_stack() -> bool:
+    return any(type(m) is CudaAlias for m in _mode_stack())
+
+
+# A mode's handler runs its call with the mode popped (TorchFunctionMode semantics), so the
+# Python that PyTorch calls back from in there would see ``sim:0`` tensors where a GPU shows
+# ``cuda:0``: the autograd engine's hooks and ``autograd.Function.backward`` (FSDP's
+# pre-backward check of the compute device), saved-tensor hooks (activation checkpointing).
+# The alias is pushed again around them (the kernels they reach shed it, see ``_kernel``):
+# around the engine when the handler below started the pass (``_patches``), around
+# saved-tensor hooks that code under the alias pushed.
+_TENSOR_BACKWARD = Tensor.backward
+_AUTOGRAD_BACKWARD = torch.autograd.backward
+_AUTOGRAD_GRAD = torch.autograd.grad
+_backward = threading.local()
+
+
+def backward_mode() -> CudaAlias | None:
+    """The alias to push around the autograd engine now starting, or None (taken once).
+
+    Set while the alias's handler runs ``loss.backward()``, ``torch.autograd.backward`` or
+    ``torch.autograd.grad`` in this thread; a pass that PyTorch itself starts elsewhere
+    (``torch.compile`` tracing its joint graph under its own modes) is left as it is.
+    """
+    mode = getattr(_backward, "mode", None)
+    _backward.mode = None
+    return mode
+
+
 class CudaAlias(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         __tracebackhide__ = True
         kwargs = kwargs or {}
+        if func is _TENSOR_BACKWARD or func is _AUTOGRAD_BACKWARD or func is _AUTOGRAD_GRAD:
+            previous = getattr(_backward, "mode", None)
+            _backward.mode = self
+            try:
+                return func(*args, **kwargs)
+            except Exception as e:
+                _respell_exception(e)
+                raise
+            finally:
+                _backward.mode = previous
         owner = getattr(func, "__self__", None)
         if owner is _DEVICE:
             return _to_cuda(func(*args, **kwargs))
@@ -188,6 +232,7 @@ def enable() -> None:
     if not _serialization_registered:
         _register_serialization()
         _respell_fake_tensor_errors()
+        _saved_tensor_hooks_under_alias()
         _serialization_registered = True
     _follow_threads()
 
@@ -196,6 +241,38 @@ def _follow_threads() -> None:
     from . import _threads
 
     _threads.follow(lambda: CudaAlias() if _mode is not None else None)
+
+
+def _under_alias(hook: Any) -> Any:
+    def run(value: Any) -> Any:
+        if _on_stack():
+            return hook(value)
+        with CudaAlias():
+            return hook(value)
+
+    return run
+
+
+def _saved_tensor_hooks_under_alias() -> None:
+    """Pack and unpack hooks pushed under the alias run under it.
+
+    PyTorch calls a pack hook from inside the op that saves a tensor and an unpack hook from
+    the backward that needs it: both past the alias's handler. Non-reentrant checkpointing
+    compares what its pack hooks saw (``x.device``) with what it sees when recomputing in
+    backward, under the alias: both must say ``cuda:0``, as on a GPU.
+    """
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    if getattr(hooks.__enter__, "_samedevice", False):
+        return
+
+    def __enter__(self: Any) -> None:
+        pack, unpack = self.pack_hook, self.unpack_hook
+        if _mode is not None and _on_stack():
+            pack, unpack = _under_alias(pack), _under_alias(unpack)
+        torch._C._autograd._push_saved_tensors_default_hooks(pack, unpack)
+
+    __enter__._samedevice = True  # type: ignore[attr-defined]
+    hooks.__enter__ = __enter__  # type: ignore[method-assign]
 
 
 def _respell_fake_tensor_errors() -> None:

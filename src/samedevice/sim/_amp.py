@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from ._kernel import hermetic
 from ._naming import BACKEND, SPELLING
 from ._plumbing import is_sim
 
@@ -160,7 +161,7 @@ def install_kernels() -> None:
             op = getattr(getattr(torch.ops.aten, packet), overload or "default", None)
             if op is None:
                 continue
-            lib.impl(name, _kernel(op, policy), "AutocastPrivateUse1")
+            lib.impl(name, hermetic(_kernel(op, policy)), "AutocastPrivateUse1")
         _libraries.append(lib)
         _installed = True
 

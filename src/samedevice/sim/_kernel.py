@@ -214,9 +214,35 @@ class _Specials(dict):
 SPECIAL: dict[torch._ops.OpOverload, Callable[..., Any]] = _Specials()
 
 
+# A kernel runs where the dispatcher calls it. Called from Python, every op has left the
+# torch-function modes behind (each mode's handler pops itself); called from the autograd
+# engine, which runs with the "cuda" alias pushed for the hooks (``_patches``), it would be
+# under the alias: its ``t.device`` would say cuda, its tensor methods would go through the
+# mode. Kernels shed the modes first (one C call to ask when nothing is pushed).
+_modes_on = torch._C._is_torch_function_mode_enabled
+_NoTorchFunction = torch._C.DisableTorchFunction
+
+
+def hermetic(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, a Python kernel, run without the torch-function modes of its caller."""
+
+    @functools.wraps(fn)
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if _modes_on():
+            with _NoTorchFunction():
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return kernel
+
+
 def fallback(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     """Boxed fallback registered for every operator at the PrivateUse1 key."""
     __tracebackhide__ = True
+    if _modes_on():
+        with _NoTorchFunction():
+            return fallback(op, *args, **kwargs)
     entry = _ENTRIES.get(id(op))
     if entry is None or entry[0] is not op:
         entry = _entry(op)
@@ -230,6 +256,9 @@ def kernel_for(op: torch._ops.OpOverload) -> Callable[..., Any]:
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        if _modes_on():
+            with _NoTorchFunction():
+                return kernel(*args, **kwargs)
         entry = _ENTRIES.get(id(op))
         if entry is None or entry[0] is not op:
             entry = _entry(op)

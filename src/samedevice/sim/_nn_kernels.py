@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from . import _kernel
 from ._naming import device_text, type_text
 from ._plumbing import from_cpu, is_sim, to_cpu
 
@@ -283,4 +284,4 @@ def install(aten_lib: torch.library.Library) -> None:
         # kernels for some of these keys; replacing them is the point.
         warnings.simplefilter("ignore", UserWarning)
         for (name, key), fn in KERNELS.items():
-            aten_lib.m.impl(name, key, fn, False)
+            aten_lib.m.impl(name, key, _kernel.hermetic(fn), False)

@@ -218,14 +218,25 @@ def _patch_storages() -> None:
 
 
 def _single_threaded_backward() -> None:
-    """Run backward passes on the calling thread.
+    """Run backward passes on the calling thread, under the "cuda" alias when it started them.
 
     The autograd engine gives each accelerator device a worker thread, sized by the device
     guard's ``deviceCount()``, which Python backends cannot override (it is 1). Backward over
     ``sim:1`` tensors would index past that table; running the graph on the calling thread
     (the engine's own switch for this) avoids it and saves a thread hand-off per pass.
+
+    ``torch.autograd.backward`` and ``grad`` look this function up in their module at each
+    call; a copy of them made before this patch (with its own globals) would run the engine
+    multithreaded again and fail its ``device_ready_queues_`` assert on ``sim:1``.
+
+    On the calling thread, the hooks and ``autograd.Function.backward`` the engine runs see the
+    mode stack of this call. ``loss.backward()`` reaches here through the alias's handler, with
+    the alias popped: it is pushed again (``_alias.backward_mode``), so they see ``cuda:0``
+    tensors as on a GPU. The kernels the engine calls shed it (``_kernel``).
     """
     import torch.autograd as autograd
+
+    from . import _alias
 
     original = autograd._engine_run_backward
     if getattr(original, "_samedevice", False):
@@ -234,8 +245,12 @@ def _single_threaded_backward() -> None:
     @functools.wraps(original)
     def run_backward(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        mode = _alias.backward_mode()
         with torch.autograd.set_multithreading_enabled(False):
-            return original(*args, **kwargs)
+            if mode is None:
+                return original(*args, **kwargs)
+            with mode:
+                return original(*args, **kwargs)
 
     run_backward._samedevice = True  # type: ignore[attr-defined]
     autograd._engine_run_backward = run_backward
@@ -261,7 +276,7 @@ def install(aten_lib: torch.library.Library) -> None:
         aten_lib.m.impl(f"{name}.{overload}" if overload else name, "PrivateUse1",
                         _kernel.kernel_for(op), False)
     aten_lib.m.impl("_has_compatible_shallow_copy_type", "AutogradPrivateUse1",
-                    _has_compatible_shallow_copy_type, False)
+                    _kernel.hermetic(_has_compatible_shallow_copy_type), False)
     fallthrough = torch.library.Library("_", "IMPL")
     fallthrough.fallback(torch.library.fallthrough_kernel, "AutocastPrivateUse1")
     from ._backend import _libraries
