@@ -242,8 +242,8 @@ CASES: tuple[UpstreamCase, ...] = (
             "in the real `torch.distributed.fsdp.FullyShardedDataParallel` with "
             "`CPUOffload(offload_params=True)` and peft's own `fsdp_auto_wrap_policy` (one "
             'process, a process group of one with `backend="nccl"`, one simulated GPU), then the '
-            "forward passes of an evaluation loop with labels on cuda:0 (FSDP's backward does "
-            "not run on the simulator).",
+            "forward passes of an evaluation loop with labels on cuda:0 (the failing line is in "
+            "`forward`, so evaluation fails as training does).",
         failure_frame=("peft/peft_model.py", "forward"),
         check=_fsdp_offload_check,
     ),

@@ -10,8 +10,7 @@ process, one simulated GPU (a process group of one, ``backend="nccl"``); with a 
 one FSDP uses ``NO_SHARD``, and parameter offload keeps each unit's flat parameter on the CPU
 until that unit runs, as the sharded strategies do. The driver runs the forward passes of an
 evaluation loop (``Trainer.evaluate``: ``eval()``, ``no_grad``), where 0.3.0 fails the same way
-as in training: FSDP's backward does not run on the simulated GPU (its backward hooks see the
-device under its own name, ``Expects tensor to be on the compute device cuda:0, was on sim:0``).
+as in training (the failing line is in ``forward``).
 Run by tests/upstream with one release on PYTHONPATH.
 """
 
