@@ -28,6 +28,7 @@ DEVSET = ROOT / "benchmarks" / "devset" / "reports.jsonl"
 PRIOR = ROOT / "src" / "samedevice" / "explain" / "prior.toml"
 MIN_REPORTS = 2  # one report is an anecdote, not a frequency
 SLOTS = 2  # ranks 2 and 3
+MARGIN = 2  # a count must be twice the catalogue's next family's to displace it (engine.py)
 
 
 def counts(devset: Path = DEVSET) -> dict[str, Counter]:
@@ -36,13 +37,16 @@ def counts(devset: Path = DEVSET) -> dict[str, Counter]:
 
     kb = build(ROOT)
     kb["reports_prior"] = {**kb["reports_prior"], "templates": {}}  # the catalogue order alone
+    own = {f["id"] for f in kb["forms"] if f["families"]}
     out: dict[str, Counter] = {}
     for line in devset.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         r = json.loads(line)
         if r["split"] == "tune" and r["family"] != "unknown" and r["template"]:
-            if explain_text(r["text"], kb)["thin"]:
+            result = explain_text(r["text"], kb)
+            # a form with its own family list is never ranked by these counts (engine.py)
+            if result["thin"] and result["form"] not in own:
                 out.setdefault(r["template"], Counter())[r["family"]] += 1
     return out
 
@@ -55,6 +59,7 @@ def render(by_template: dict[str, Counter]) -> str:
         "# (no evidence beyond the message). A thin paste's ranks 2-3 come from it (engine.py).",
         f"min_reports = {MIN_REPORTS}",
         f"slots = {SLOTS}",
+        f"margin = {MARGIN}",
         "",
         "[templates]",
     ]

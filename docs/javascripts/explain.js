@@ -276,10 +276,12 @@
   function makeError(form, fields, devices, before, message, kb) {
     var template = form.template;
     var families = (form.families && form.families.length) ? form.families : kb.templates[template].families;
+    var ownFamilies = Boolean(form.families && form.families.length);
     if (form.multi_accel && devices.length >= 2 && kindOf(devices[0], kb) === "accelerator" &&
         kindOf(devices[1], kb) === "accelerator" && !sameDevice(devices[0], devices[1])) {
       template = form.multi_accel;
       families = kb.templates[template].families;
+      ownFamilies = false;
     }
     var wrapper = fields.wrapper || "";
     var op = wrapper ? wrapper.replace(ci(kb.ops.strip), "") : "";
@@ -321,8 +323,10 @@
       argument_device: argdev,
       common_kind: common ? kindOf(common, kb) : "",
       argdev_kind: argdev ? kindOf(argdev, kb) : "",
+      accelerators: String(distinctAccelerators(devices, kb)),
       fields: fields,
       families: families,
+      own_families: ownFamilies,
       partial: Boolean(form.partial),
       count: 1
     };
@@ -348,6 +352,14 @@
     var i = s.indexOf(":");
     return i < 0 ? [s, ""] : [s.slice(0, i), s.slice(i + 1)];
   }
+  function distinctAccelerators(devices, kb) {
+    var seen = [];
+    devices.forEach(function (d) {
+      if (kindOf(d, kb) === "accelerator" && !seen.some(function (s) { return sameDevice(d, s); })) seen.push(d);
+    });
+    return seen.length;
+  }
+
   function sameDevice(a, b) {
     if (a === b) return true;
     var pa = partition(a);
@@ -612,7 +624,7 @@
     });
     var ranking = rankFamilies(scores, primary, evidence, kb);
     var prior = null;
-    if (primary && !evidence.length) {
+    if (primary && !evidence.length && !primary.own_families) {
       var filled = priorFill(ranking, primary.template, kb);
       ranking = filled[0];
       prior = filled[1];
@@ -634,16 +646,31 @@
     var first = order[0];
     var pos = function (list, f) { return list.indexOf(f) >= 0 ? list.indexOf(f) : list.length; };
     var key = function (f) { return [-counts[f], pos(order, f), pos(ids, f)]; };
-    var often = Object.keys(counts).filter(function (f) { return counts[f] >= p.min_reports && f !== first; })
-      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); })
-      .slice(0, p.slots);
+    var counted = Object.keys(counts).filter(function (f) { return counts[f] >= p.min_reports && f !== first; })
+      .sort(function (a, b) { return lessThan(key(a), key(b)) ? -1 : (lessThan(key(b), key(a)) ? 1 : 0); });
+    // slot by slot, a counted family displaces the catalogue's next only with margin x its reports
+    var margin = p.margin === undefined ? 1 : p.margin;
+    var often = [];
+    var placed = [];
+    var notPlaced = function (f) { return placed.indexOf(f) < 0; };
+    for (var s = 0; s < p.slots; s++) {
+      var nxt = order.slice(1).filter(notPlaced)[0];
+      var cand = counted.filter(notPlaced)[0];
+      if (cand === undefined) break;
+      if (nxt !== undefined && cand !== nxt && counts[cand] < margin * (counts[nxt] || 0)) {
+        placed.push(nxt);
+      } else {
+        placed.push(cand);
+        often.push(cand);
+      }
+    }
     if (!often.length) return [ranking, null];
-    var moved = often.map(function (fid) {
+    var moved = placed.map(function (fid) {
       for (var i = 0; i < ranking.length; i++) if (ranking[i].family === fid) return ranking[i];
       var fam = kb.families[fid] || { title: fid, page: "families/" + fid.toLowerCase() + "/" };
       return { family: fid, title: fam.title, score: 0.0, page: fam.page, evidence: [] };
     });
-    var rest = ranking.slice(1).filter(function (r) { return often.indexOf(r.family) < 0; });
+    var rest = ranking.slice(1).filter(function (r) { return placed.indexOf(r.family) < 0; });
     var total = Object.keys(counts).reduce(function (acc, f) { return acc + counts[f]; }, 0);
     var prior = {
       template: template,

@@ -27,7 +27,7 @@ def run_with(kb):
 
     def run(text: str, t1: dict[str, int], min_reports: int = 2) -> dict:
         kb2 = copy.deepcopy(kb)
-        kb2["reports_prior"] = {"min_reports": min_reports, "slots": 2, "templates": {"T1": t1}}
+        kb2["reports_prior"] = {"min_reports": min_reports, "slots": 2, "margin": 2, "templates": {"T1": t1}}
         return explain_text(text, kb2)
 
     return run
@@ -72,3 +72,15 @@ def test_no_counts_at_the_threshold_leave_the_catalogue_order(run_with):
     result = run_with(THIN, {"F9": 1, "F6": 1})
     assert result["families"] == run_with(THIN, {})["families"]
     assert result["prior"] is None
+
+
+def test_a_count_displaces_the_catalogue_only_with_twice_its_reports(run_with):
+    catalogue = run_with(THIN, {})
+    first, second = catalogue["families"][:2]
+    assert {first, second}.isdisjoint({"F9", "F6"})
+    # F9 has twice the reports of the catalogue's second family: it takes rank 2; F6 has 3
+    # against 2, which is noise, so rank 3 stays the catalogue's
+    result = run_with(THIN, {"F9": 4, "F6": 3, second: 2})
+    assert result["families"][:3] == [first, "F9", second]
+    assert result["prior"]["families"] == [{"family": "F9", "reports": 4}]
+    assert result["families"][3:] == [f for f in catalogue["families"] if f not in (first, "F9", second)]

@@ -54,7 +54,9 @@ def explain_text(text: str, kb: dict) -> dict:
         )
     ranking = _rank_families(scores, primary, evidence, kb)
     prior = None
-    if primary is not None and not evidence:
+    # the report counts are per template: a form with its own family list (T13's RNN, stft, MPS
+    # texts ...) is not ranked by what other forms of the template usually mean
+    if primary is not None and not evidence and not primary["own_families"]:
         ranking, prior = _prior_fill(ranking, primary["template"], kb)
     cases = _rank_cases(primary, case_hits, ranking, kb)
     out = _result(primary, errors, ranking, cases, evidence, frames, region, kb)
@@ -92,21 +94,37 @@ def _prior_fill(ranking: list[dict], template: str, kb: dict) -> tuple[list[dict
     order = [r["family"] for r in ranking]
     ids = list(kb["families"])
     first = order[0]
-    often = sorted(
+    counted = sorted(
         (f for f, n in counts.items() if n >= p["min_reports"] and f != first),
         key=lambda f: (-counts[f], order.index(f) if f in order else len(order), ids.index(f) if f in ids else len(ids)),
-    )[: p["slots"]]
+    )
+    # Slot by slot, a counted family takes the place of the catalogue's next one only when it has
+    # at least `margin` times its reports: 3 reports against 2 is noise (and a wave collected by
+    # searching for one cause inflates that cause), 4 against 0 or 2 is a frequency.
+    margin = p.get("margin", 1)
+    often: list[str] = []
+    placed: list[str] = []
+    for _ in range(p["slots"]):
+        nxt = next((f for f in order[1:] if f not in placed), None)
+        cand = next((f for f in counted if f not in placed), None)
+        if cand is None:
+            break
+        if nxt is not None and cand != nxt and counts[cand] < margin * counts.get(nxt, 0):
+            placed.append(nxt)
+        else:
+            placed.append(cand)
+            often.append(cand)
     if not often:
         return ranking, None
     by_family = {r["family"]: r for r in ranking}
     moved = []
-    for fid in often:
+    for fid in placed:
         entry = by_family.get(fid)
         if entry is None:  # a family the catalogue does not list for this template
             fam = kb["families"].get(fid, {"title": fid, "page": f"families/{fid.lower()}/"})
             entry = {"family": fid, "title": fam["title"], "score": 0.0, "page": fam["page"], "evidence": []}
         moved.append(entry)
-    rest = [r for r in ranking[1:] if r["family"] not in often]
+    rest = [r for r in ranking[1:] if r["family"] not in placed]
     total = sum(counts.values())
     prior = {
         "template": template,

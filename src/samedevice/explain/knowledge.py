@@ -90,11 +90,12 @@ def load_rules() -> dict:
 
 
 def load_prior() -> dict:
-    """prior.toml: {"min_reports", "slots", "templates": {template: {family: reports}}}."""
+    """prior.toml: {"min_reports", "slots", "margin", "templates": {template: {family: reports}}}."""
     raw = tomllib.loads(PRIOR.read_text(encoding="utf-8"))
     return {
         "min_reports": int(raw["min_reports"]),
         "slots": int(raw["slots"]),
+        "margin": float(raw.get("margin", 1)),
         "templates": {t: {f: int(n) for f, n in fams.items()} for t, fams in raw["templates"].items()},
     }
 

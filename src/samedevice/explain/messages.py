@@ -170,6 +170,8 @@ def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | No
 def _error(form: dict, fields: dict, devices: list[str], before: str, message: str, kb: dict) -> dict:
     template = form["template"]
     families = form.get("families") or kb["templates"][template]["families"]
+    # a form with its own list knows its usual causes better than the template's report counts
+    own_families = bool(form.get("families"))
     if (
         form.get("multi_accel")
         and len(devices) >= 2
@@ -179,6 +181,7 @@ def _error(form: dict, fields: dict, devices: list[str], before: str, message: s
     ):
         template = form["multi_accel"]
         families = kb["templates"][template]["families"]
+        own_families = False
     wrapper = fields.get("wrapper", "")
     op = compiled(kb["ops"]["strip"]).sub("", wrapper, count=1) if wrapper else ""
     op_base = compiled(kb["ops"]["overload"]).sub("", op, count=1) if op else ""
@@ -213,8 +216,10 @@ def _error(form: dict, fields: dict, devices: list[str], before: str, message: s
         "argument_device": argdev,
         "common_kind": kind_of(common, kb) if common else "",
         "argdev_kind": kind_of(argdev, kb) if argdev else "",
+        "accelerators": str(distinct_accelerators(devices, kb)),
         "fields": fields,
         "families": families,
+        "own_families": own_families,
         "partial": bool(form.get("partial")),
         "count": 1,
     }
@@ -236,6 +241,16 @@ def kind_of(device: str, kb: dict) -> str:
     if base in kb["devices"]["not_accelerators"]:
         return base
     return "accelerator" if base in kb["devices"]["accelerators"] else "unknown"
+
+
+def distinct_accelerators(devices: list[str], kb: dict) -> int:
+    """How many different accelerators the message names: 2 for cuda:0 and cuda:7 (work spread
+    over GPUs), 1 for cuda and cuda:0 (the same device as far as the text can tell)."""
+    seen: list[str] = []
+    for d in devices:
+        if kind_of(d, kb) == "accelerator" and not any(same_device(d, s) for s in seen):
+            seen.append(d)
+    return len(seen)
 
 
 def same_device(a: str, b: str) -> bool:
