@@ -34,6 +34,9 @@ def inputs(scale: int = 1) -> dict[str, str]:
         "can't convert x8000": "can't convert " * 8000 * scale,
         "message prefix repeated": "expected all tensors to be on the same device " * 3000 * scale,
         "input type ( repeated": "input type (torch.FloatTensor) and weight type " * 3000 * scale,
+        # the catalogue's catch-all (t13-generic-same-device) reads up to three words between
+        # "expected" and "same device": long words that never reach "on the" must not backtrack
+        "expected + long words": ("expected " + "a" * 1500 + " " + "b" * 1500 + " same device ") * 40 * scale,
         "tensor for argument repeated": "Tensor for argument #1 'self' is on CPU, " * 5000 * scale,
         "frame headers without end": 'File "a.py' * 20000 * scale,
         "long paths": ('  File "/x/' + "a/" * 900 + '.py", line 1, in f\n') * 100 * scale,
