@@ -106,3 +106,13 @@ def test_template_page(kb):
     page = render_template_page("T9", url_for=lambda url: "/" + url, cases=[], families=kb["families"])
     assert page.splitlines()[2] == "# T9: " + TEMPLATES["T9"]["title"]
     assert "device_ids[0]" in page
+
+
+def test_a_top_level_alternation_has_no_needles():
+    # words of the first alternative are not in a text the second one matches
+    from samedevice.explain.catalogue import needles
+
+    assert needles("the nvidia driver is too old|cuda driver version is insufficient") == []
+    assert needles(r"no cuda gpus (?:are|were) available") == ["cuda", "gpus"]  # inside a group: fine
+    assert needles(r"abc\|def") == ["abc"]  # an escaped pipe is a character
+    assert needles("abc [|] def") == ["abc"]  # so is one in a class

@@ -97,11 +97,35 @@ _LITERAL_END = re.compile(r"[\\()\[\]{}|?*+.^$]")
 def needles(pattern: str) -> list[str]:
     """Words of the pattern's literal prefix: any text the form matches contains each of them
     (spaces are flexible, letters are not), so a window lacking one needs no regex at all."""
+    if _top_level_alternation(pattern):
+        return []  # 'a|b': neither alternative's words are in every match
     end = _LITERAL_END.search(pattern)
     prefix = pattern[: end.start()] if end else pattern
     if end and end.group(0) in "?*+" and prefix:
         prefix = prefix[:-1]  # a quantifier makes the character before it optional
     return [w for w in re.findall(r"[a-z0-9_]+", prefix.lower()) if len(w) >= 3]
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    """Whether the pattern has a `|` outside every group and character class."""
+    depth, in_class, i = 0, False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
 def _link(links: dict, name: str, where: str) -> dict:
