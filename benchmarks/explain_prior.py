@@ -10,12 +10,15 @@ nothing about what a bare message means (counted over all reports, such records 
 ranks 2-3 of a bare T1, ahead of F4). Rank 1 stays the catalogue's first family, ranks 2-3 are
 the families that most often caused the message in these reports (at least ``min_reports`` of
 them), shown as a count, never as evidence. A counted family displaces the catalogue's next
-family only with ``margin`` times its reports: leave-one-out on the tune half prefers margin 1
-(thin top-3 65/72 against 61/72 with 2), because the tune half's thin T1 reports hold 3 F2
-against 2 F4, most of them from wave 4, whose queries searched for unregistered state; the
-check halves of waves 1-4 and of wave 5 go the other way (F4 ahead). Differences that small,
-in a set collected partly by cause, are not a frequency: the margin keeps the catalogue's order
-against them. The counts depend on the rules: rerun this script
+family only with ``margin`` times its reports. When it was introduced (tune half of waves 1-4),
+leave-one-out on the tune half preferred margin 1 (thin top-3 65/72 against 61/72 with 2): the
+thin T1 reports there held 3 F2 against 2 F4, most of them from wave 4, whose queries searched
+for unregistered state, while the check halves of waves 1-5 went the other way. On the tune half
+of waves 1-8 (123 thin labelled reports) margins 1 and 2 give the same leave-one-out result,
+thin top-3 115/123 against 110/123 for the catalogue order alone
+(``python benchmarks/explain_prior_loo.py``). Differences of a report or two, in a set
+collected partly by cause, are not a frequency: the margin keeps the catalogue's order against
+them. The counts depend on the rules: rerun this script
 after changing rules.toml (tests/explain/test_prior.py says when it is stale). Leave-one-out on the tune half
 (benchmarks/explain_prior_loo.py) is what justified it. The check half is never read.
 ``--check`` exits 1 when the file is out of date (tests/explain/test_prior.py runs it).
