@@ -84,3 +84,14 @@ def test_a_count_displaces_the_catalogue_only_with_twice_its_reports(run_with):
     assert result["families"][:3] == [first, "F9", second]
     assert result["prior"]["families"] == [{"family": "F9", "reports": 4}]
     assert result["families"][3:] == [f for f in catalogue["families"] if f not in (first, "F9", second)]
+
+
+def test_the_counts_leave_out_the_wave_collected_by_cause():
+    # wave 4's queries named causes (devset/README.md): its family mix is what was searched for
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from explain_prior import counted
+
+    record = {"split": "tune", "family": "F2", "template": "T1"}
+    assert counted(record) and counted({**record, "wave": 5})
+    assert not counted({**record, "wave": 4})
+    assert not counted({**record, "split": "check"}) and not counted({**record, "family": "unknown"})
