@@ -253,7 +253,7 @@
         });
         var devices = [];
         (form.devices || []).forEach(function (g) { if (g in fields) devices.push(deviceOf(fields[g], kb)); });
-        if (form.distinct && (devices.length < 2 || sameDevice(devices[0], devices[1]))) continue;
+        if (form.distinct && (devices.length < 2 || devices[0] === devices[1])) continue;  // as printed: cpu:0 against cpu is a failed check
         var k = lineOf(m.index, starts);
         var key = [k, m.index - starts[k], form.partial ? 1 : 0, -nfields, v, order];
         if (best === null || lessThan(key, best.key)) {

@@ -146,8 +146,10 @@ def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | No
             # matched on the lower-cased text; read the fields from the text as printed
             fields = {k: text[m.start(k) : m.end(k)] for k, val in m.groupdict().items() if val}
             devices = [device_of(fields[g], kb) for g in form.get("devices", []) if g in fields]
-            if form.get("distinct") and (len(devices) < 2 or same_device(devices[0], devices[1])):
-                continue  # the same text shape reports a dtype mismatch: not a device error
+            # the same text shape reports a dtype mismatch (two types of one device): not a device
+            # error. Compared as printed: a check that prints `cpu:0` against `cpu` failed on them
+            if form.get("distinct") and (len(devices) < 2 or devices[0] == devices[1]):
+                continue
             k = _line_of(m.start(), starts)
             # earliest start (line, then column: the same in both joins), a full shape over a
             # truncated one, the most fields, the soft join, catalogue order
