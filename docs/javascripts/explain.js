@@ -255,7 +255,7 @@
         (form.devices || []).forEach(function (g) { if (g in fields) devices.push(deviceOf(fields[g], kb)); });
         if (form.distinct && (devices.length < 2 || devices[0] === devices[1])) continue;  // as printed: cpu:0 against cpu is a failed check
         var k = lineOf(m.index, starts);
-        var key = [k, m.index - starts[k], form.partial ? 1 : 0, -nfields, v, order];
+        var key = [form.fallback ? 1 : 0, k, m.index - starts[k], form.partial ? 1 : 0, -nfields, v, order];
         if (best === null || lessThan(key, best.key)) {
           best = { key: key, form: form, m: m, text: text, starts: starts, fields: fields, devices: devices };
         }

@@ -57,6 +57,7 @@ def load_templates() -> dict[str, dict]:
                 "distinct": bool(f.get("distinct", False)),
                 "multi_accel": f.get("multi_accel", ""),
                 "partial": bool(f.get("partial", False)),
+                "fallback": bool(f.get("fallback", False)),
                 "families": list(f.get("families", [])),
                 "era_rules": [
                     {

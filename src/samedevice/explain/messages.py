@@ -151,9 +151,11 @@ def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | No
             if form.get("distinct") and (len(devices) < 2 or devices[0] == devices[1]):
                 continue
             k = _line_of(m.start(), starts)
-            # earliest start (line, then column: the same in both joins), a full shape over a
-            # truncated one, the most fields, the soft join, catalogue order
-            key = (k, m.start() - starts[k], 1 if form.get("partial") else 0, -len(fields), v, order)
+            # any named form over the last-resort one (its words, "different devices", often come
+            # first on a line that retells the real message), then the earliest start (line, then
+            # column: the same in both joins), a full shape over a truncated one, the most fields,
+            # the soft join, catalogue order
+            key = (1 if form.get("fallback") else 0, k, m.start() - starts[k], 1 if form.get("partial") else 0, -len(fields), v, order)
             if best is None or key < best[0]:
                 best = (key, form, m, text, starts, fields, devices)
     if best is None:
