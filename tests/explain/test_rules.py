@@ -245,3 +245,29 @@ def test_labels_handed_on_to_a_helper_are_not_an_operand(explain):
 def test_mps_beside_the_cpu_lifts_created_tensors_only_on_mps(explain):
     assert "mps-and-cpu" in _rules(explain(SAME.format(a="mps:0", b="cpu", tail="")))
     assert "mps-and-cpu" not in _rules(explain(SAME.format(a="cuda:0", b="cpu", tail="")))
+
+
+def test_index_argument_three_of_a_cut_1x_text_is_index_selects_ids(explain):
+    result = explain("RuntimeError: Expected object of backend CUDA but got backend CPU for argument #3 'index'")
+    assert result["template"] == "T4"
+    assert "index-select-ids-on-cpu-1x" in _rules(result)
+    assert result["families"][0] == "F3"
+    # another argument number is not index_select's index
+    other = explain("RuntimeError: Expected object of backend CUDA but got backend CPU for argument #2 'index'")
+    assert "index-select-ids-on-cpu-1x" not in _rules(other)
+
+
+def test_a_schedule_table_indexed_by_timesteps_is_unregistered_state(explain):
+    paste = (
+        'Traceback (most recent call last):\n  File "/home/u/sd/pipeline.py", line 86, in __call__\n'
+        "    alpha_prod_t = self.scheduler.alphas_cumprod[t]\n"
+        "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)"
+    )
+    result = explain(paste)
+    assert result["template"] == "T6"
+    assert "schedule-table-index" in _rules(result)
+    assert result["families"][0] == "F2"
+    # a lookup table of another name stays with the catalogue's reading (move the indices)
+    plain = explain(paste.replace("self.scheduler.alphas_cumprod[t]", "self.table[t]"))
+    assert "schedule-table-index" not in _rules(plain)
+    assert plain["families"][0] == "F9"
