@@ -271,3 +271,11 @@ def test_a_schedule_table_indexed_by_timesteps_is_unregistered_state(explain):
     plain = explain(paste.replace("self.scheduler.alphas_cumprod[t]", "self.table[t]"))
     assert "schedule-table-index" not in _rules(plain)
     assert plain["families"][0] == "F9"
+
+
+def test_a_convolution_weight_on_the_cpu_names_a_restored_model_third(explain):
+    result = explain(
+        "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same"
+    )
+    assert _rules(result) == ["conv-model-not-moved"]
+    assert result["families"][:3] == ["F3", "F2", "F7"]
