@@ -18,7 +18,7 @@ def _eras(tid: str) -> list[str]:
 
 
 def test_eras_are_in_release_order():
-    assert _eras("T1") == ["<= 1.1.x", "1.2.0", "~1.3 - 1.5.x", "1.6.0 - 2.14.1 (current)",
+    assert _eras("T1") == ["1.0 (reports only)", "<= 1.1.x", "1.2.0", "~1.3 - 1.5.x", "1.6.0 - 2.14.1 (current)",
                            "1.9.0 - 1.9.x", "1.10.0 - 1.13.x", "2.0.0 - 2.7.x"]
     assert _eras("T3")[-1] == "proposed (not in 2.14.1)"
     assert _era_key("torchmetrics (library rewrite of T1/T2)") == (1,)  # names no release
