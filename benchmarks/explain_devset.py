@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         "tune half": [r for r in records if r.get("split") == "tune"],
         "old 44": old,
     }
-    # The newest wave's check half, on its own: collected after every rule it measures was
+    # The newest wave's check half (and the whole wave), on its own: collected after every rule it measures was
     # written, and never looked at while tuning (README.md, "Split"), it is the figure for
     # reports explain has never seen. The whole check half also holds older waves, whose
     # figures earlier sessions saw.
@@ -251,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         sets = {
             "check half": sets["check half"],
             f"check half, wave {newest} only": [r for r in sets["check half"] if r.get("wave") == newest],
+            # before the wave is used, its tune half is unseen too: both halves are the larger sample
+            f"wave {newest}, both halves": [r for r in records if r.get("wave") == newest],
             **{k: v for k, v in sets.items() if k != "check half"},
         }
     seeds = seed_probes(cases)

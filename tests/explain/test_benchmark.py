@@ -33,6 +33,7 @@ def test_benchmark_without_site(tmp_path):
     newest = max((x.get("wave", 0) for x in new), default=0)
     if newest:  # the newest wave's check half, reported on its own
         sizes[f"check half, wave {newest} only"] = sum(x["split"] == "check" and x.get("wave") == newest for x in new)
+        sizes[f"wave {newest}, both halves"] = sum(x.get("wave") == newest for x in new)
     tables: dict[str, dict[str, list[str]]] = {}
     current = None
     for line in lines:
