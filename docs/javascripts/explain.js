@@ -328,6 +328,7 @@
       families: families,
       own_families: ownFamilies,
       partial: Boolean(form.partial),
+      fallback: Boolean(form.fallback),
       count: 1
     };
   }
@@ -567,12 +568,17 @@
   // Ranking and the result (engine.py)
   var SAME_CHECK = { T1: "T1", T2: "T1" };
 
-  // engine.py _primary: the first error, unless a later one is the same message in full
+  // engine.py _primary: the first error (the first of a named form, if any), unless a later
+  // one is the same message in full
   function primaryOf(errors) {
     if (!errors.length) return null;
-    var short = asciiLower(errors[0].message);
-    var best = errors[0];
-    for (var i = 1; i < errors.length; i++) {
+    var start = 0;
+    for (var k = 0; k < errors.length; k++) {
+      if (!errors[k].fallback) { start = k; break; }
+    }
+    var short = asciiLower(errors[start].message);
+    var best = errors[start];
+    for (var i = start + 1; i < errors.length; i++) {
       var e = errors[i];
       if (e.message.length > best.message.length && asciiLower(e.message).indexOf(short) >= 0) best = e;
     }

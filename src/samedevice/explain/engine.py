@@ -65,16 +65,19 @@ def explain_text(text: str, kb: dict) -> dict:
 
 
 def _primary(errors: list[dict]) -> dict | None:
-    """The error explained: the first in the paste, unless a later one is the same message in
-    full. An issue's title line ("Expected all tensors to be on the same device") or a summary
+    """The error explained: the first in the paste (the first of a named form, if any), unless a
+    later one is the same message in full. An issue's title line ("Expected all tensors to be on the same device") or a summary
     before the log often holds the message cut short; the traceback's last line then holds the
     op, the argument and the devices the evidence rules read."""
     if not errors:
         return None
-    first = errors[0]
+    # a last-resort form's words ("a device mismatch error since ...") are often the reporter's
+    # own prose before the message: any named form's error is explained before them
+    start = next((i for i, e in enumerate(errors) if not e["fallback"]), 0)
+    first = errors[start]
     short = ascii_lower(first["message"])
     best = first
-    for e in errors[1:]:
+    for e in errors[start + 1 :]:
         if len(e["message"]) > len(best["message"]) and short in ascii_lower(e["message"]):
             best = e
     return best

@@ -225,6 +225,7 @@ def _error(form: dict, fields: dict, devices: list[str], before: str, message: s
         "families": families,
         "own_families": own_families,
         "partial": bool(form.get("partial")),
+        "fallback": bool(form.get("fallback")),
         "count": 1,
     }
 
