@@ -102,8 +102,8 @@ def _prior_fill(ranking: list[dict], template: str, kb: dict) -> tuple[list[dict
         key=lambda f: (-counts[f], order.index(f) if f in order else len(order), ids.index(f) if f in ids else len(ids)),
     )
     # Slot by slot, a counted family takes the place of the catalogue's next one only when it has
-    # at least `margin` times its reports: 3 reports against 2 is noise (and a wave collected by
-    # searching for one cause inflates that cause), 4 against 0 or 2 is a frequency.
+    # at least `margin` times its reports (prior.toml; benchmarks/explain_prior.py says which
+    # margin leave-one-out on the tune half prefers).
     margin = p.get("margin", 1)
     often: list[str] = []
     placed: list[str] = []
