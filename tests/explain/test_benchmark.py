@@ -51,3 +51,19 @@ def test_benchmark_without_site(tmp_path):
     done, total = map(int, tables["old 44"]["template accuracy"][0].split("/"))
     assert done / total >= 0.98
     assert any(line.startswith("seed-case hits") for line in lines)
+
+
+@pytest.mark.skipif(not NEW.is_file(), reason="the dev set is missing")
+def test_calibration_benchmark_prints_both_measurements():
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "explain_calibration.py"), "--limit", "60"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("1. rule weights, learned from the tune half")
+    assert "hand weights (shipped)" in out and "learned, alpha 16" in out
+    assert "per form, fitted on the check half (bound)" in out
+    # every figure is hits/total over the same labelled records
+    halves = [line for line in out.splitlines() if line.startswith("hand weights")][0].split()[-4:]
+    assert all("/" in cell for cell in halves)
