@@ -65,5 +65,5 @@ def test_calibration_benchmark_prints_both_measurements():
     assert "hand weights (shipped)" in out and "learned, alpha 16" in out
     assert "per form, fitted on the check half (bound)" in out
     # every figure is hits/total over the same labelled records
-    halves = [line for line in out.splitlines() if line.startswith("hand weights")][0].split()[-4:]
+    halves = next(line for line in out.splitlines() if line.startswith("hand weights")).split()[-4:]
     assert all("/" in cell for cell in halves)
