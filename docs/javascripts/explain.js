@@ -455,6 +455,8 @@
       } else if (rule.where === "frame") {
         frameRule(rule, frames, scores, evidence);
       } else if (rule.where === "text") {
+        // a text rule with `when` reads the prose only beside an error of that shape
+        if (rule.when && (primary === null || !signatureMatches(rule, primary))) return;
         textRule(rule, context, contextStart, scores, evidence);
       }
     });

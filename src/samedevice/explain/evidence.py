@@ -36,6 +36,9 @@ def collect(primary: dict | None, frames: list[dict], context: str, context_star
         elif where == "frame":
             _frame_rule(rule, frames, scores, evidence)
         elif where == "text":
+            # a text rule with `when` reads the prose only beside an error of that shape
+            if "when" in rule and (primary is None or not _signature_matches(rule, primary)):
+                continue
             _text_rule(rule, context, context_start, scores, evidence)
     return evidence, scores
 
