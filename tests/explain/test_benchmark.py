@@ -67,3 +67,33 @@ def test_calibration_benchmark_prints_both_measurements():
     # every figure is hits/total over the same labelled records
     halves = next(line for line in out.splitlines() if line.startswith("hand weights")).split()[-4:]
     assert all("/" in cell for cell in halves)
+
+
+SECOND = ROOT / "benchmarks" / "devset" / "second_annotator.jsonl"
+READERS = ROOT / "benchmarks" / "devset" / "paste_readers.jsonl"
+
+
+@pytest.mark.skipif(not (NEW.is_file() and SECOND.is_file() and READERS.is_file()), reason="a reader file is missing")
+def test_readers_benchmark_prints_both_studies():
+    records = {x["id"]: x for x in map(json.loads, NEW.read_text(encoding="utf-8").splitlines()) if x}
+    second = [json.loads(line) for line in SECOND.read_text(encoding="utf-8").splitlines() if line.strip()]
+    readers = [json.loads(line) for line in READERS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # the second annotator relabelled labelled check-half records; the readers ranked labelled ones
+    assert all(records[x["id"]]["split"] == "check" and records[x["id"]]["family"] != "unknown" for x in second)
+    assert all(records[x["id"]]["family"] != "unknown" and len(set(x["top3"])) == 3 for x in readers)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "explain_readers.py")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    both = sum(x["family"] != "unknown" for x in second)
+    assert f"   both gave a family: {both};" in "\n".join(lines)
+    for label in ("explain vs the first labels", "explain vs the second labels", "explain where both agree"):
+        row = next(line for line in lines if line.strip().startswith(label))
+        assert len(row.split(")")) == 3  # top-1 and top-3, each hits/total (pct)
+    for split in ("check", "tune"):
+        n = sum(records[x["id"]]["split"] == split for x in readers)
+        reader = next(line for line in lines if line.strip().startswith(f"{split} half, reader ({n})"))
+        mine = next(line for line in lines if line.strip().startswith(f"{split} half, explain"))
+        assert reader.count(f"/{n} (") == 2 and mine.count(f"/{n} (") == 2
