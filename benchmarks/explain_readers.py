@@ -16,8 +16,9 @@ what a miss means, and this script answers both on random samples of labelled re
 
 The readers were language-model helpers given the taxonomy and the labelling conventions
 (devset/README.md), one batch of 20 records each. Session 21 (2026-11-25): the annotators agreed
-on 88 of 97 records both labelled; the paste reader reached top-1 76/100 on the check sample
-against explain's 67/100 before that session's prose rules (70/100 after).
+on 88 of 97 records both labelled; on the check sample the paste reader reached top-1 76/100 and
+top-3 93/100, against explain's 67/100 and 86/100 before that session's prose rules (71/100 and
+86/100 after); on the tune sample explain was ahead (83/100 against 78/100 top-1).
 """
 
 from __future__ import annotations
