@@ -8,11 +8,15 @@ import torch
 import torch.distributed as dist
 
 
+def _enable_sim() -> None:
+    from samedevice import sim
+
+    sim.enable(alias_cuda=True, gpus=2)  # one simulated GPU per rank
+
+
 def _setup(rank: int, port: int, device_kind: str, world_size: int = 2) -> torch.device:
     if device_kind == "cuda":
-        from samedevice import sim
-
-        sim.enable(alias_cuda=True, gpus=2)  # one simulated GPU per rank
+        _enable_sim()
         backend = "nccl"  # the simulated group takes NCCL's place under the alias
     else:
         backend = "gloo"
@@ -86,3 +90,29 @@ def fsdp_training(rank: int, port: int, out_dir: str) -> None:
             f.write(f"{type(e).__name__}: {e}")
     finally:
         dist.destroy_process_group()
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def threads_after_destroy(rank: int, port: int, out_dir: str) -> None:
+    """The process's thread count before the group, with it, and after destroy_process_group.
+
+    A backward pass on the device comes first: the autograd engine starts its device thread
+    then, and keeps it for the life of the process."""
+    _enable_sim()
+    torch.nn.Linear(4, 2).cuda()(torch.randn(3, 4, device="cuda")).sum().backward()
+    counts = [_threads()]
+    _setup(rank, port, "cuda", world_size=1)
+    try:
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2).cuda())
+        model(torch.randn(3, 4, device="cuda")).sum().backward()
+        del model
+        counts.append(_threads())
+        dist.destroy_process_group()
+        counts.append(_threads())
+        torch.save({"threads": counts}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except Exception as e:
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
+            f.write(f"{type(e).__name__}: {e}")

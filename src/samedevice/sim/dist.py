@@ -59,12 +59,31 @@ class SimProcessGroup(dist.ProcessGroup):
     def __init__(self, store: dist.Store, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
         self._rank, self._size = rank, size
-        self._gloo = ProcessGroupGloo(dist.PrefixStore("samedevice/gloo", store), rank, size, timeout)
-        self._c10d = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
+        self._gloo: ProcessGroupGloo | None = ProcessGroupGloo(
+            dist.PrefixStore("samedevice/gloo", store), rank, size, timeout
+        )
+        self._c10d: C10dGroup | None = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
         self._c10d._register_backend(torch.device(BACKEND), C10dGroup.BackendType.GLOO, self._gloo)
 
     def getBackendName(self) -> str:
         return NAME
+
+    def shutdown(self) -> None:
+        """Release Gloo now (``destroy_process_group`` calls this).
+
+        Gloo stops its worker and transport threads only in its destructor, and caches in
+        ``torch.distributed`` keep a destroyed group referenced until the interpreter exits.
+        Torn down there, in whatever order finalization picks, Gloo aborted about one process
+        in a hundred ("terminate called without an active exception"). Dropping our references
+        here runs the destructors at once, on this thread.
+        """
+        self._c10d = None  # holds Gloo as its registered backend: release it first
+        self._gloo = None
+
+    def _live(self) -> tuple[C10dGroup, ProcessGroupGloo]:
+        if self._gloo is None or self._c10d is None:
+            raise RuntimeError(f"{NAME} process group was destroyed (destroy_process_group)")
+        return self._c10d, self._gloo
 
     def size(self) -> int:
         return self._size
@@ -91,10 +110,11 @@ class SimProcessGroup(dist.ProcessGroup):
     def _in_place(self, name: str, tensors: list[torch.Tensor], opts: Any) -> Any:
         """A collective that updates its tensors in place (all_reduce, broadcast, reduce)."""
         __tracebackhide__ = True
+        c10d, gloo = self._live()
         if not _all_sim(tensors):
-            return getattr(self._c10d, name)(tensors, opts)  # raises c10d's own error for CPU
+            return getattr(c10d, name)(tensors, opts)  # raises c10d's own error for CPU
         host = self._host(tensors)
-        getattr(self._gloo, name)(host, opts).wait()
+        getattr(gloo, name)(host, opts).wait()
         self._copy_back(tensors, host)
         return _done(tensors)
 
@@ -129,10 +149,11 @@ class SimProcessGroup(dist.ProcessGroup):
     def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
         __tracebackhide__ = True
         opts = opts or dist.AllgatherOptions()
+        c10d, gloo = self._live()
         if not (_all_sim(inputs) and all(_all_sim(o) for o in outputs)):
-            return self._c10d.allgather(outputs, inputs, opts)
+            return c10d.allgather(outputs, inputs, opts)
         host_out = [self._host(o) for o in outputs]
-        self._gloo.allgather(host_out, self._host(inputs), opts).wait()
+        gloo.allgather(host_out, self._host(inputs), opts).wait()
         for dst, src in zip(outputs, host_out, strict=True):
             self._copy_back(dst, src)
         return _done(outputs)
@@ -141,16 +162,17 @@ class SimProcessGroup(dist.ProcessGroup):
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
         __tracebackhide__ = True
         opts = opts or dist.AllgatherOptions()
+        c10d, gloo = self._live()
         if not _all_sim([output, input]):
-            return self._c10d._allgather_base(output, input, opts)
+            return c10d._allgather_base(output, input, opts)
         host_out = to_cpu(output).clone()
-        self._gloo._allgather_base(host_out, to_cpu(input).clone(), opts).wait()
+        gloo._allgather_base(host_out, to_cpu(input).clone(), opts).wait()
         output.copy_(from_cpu(host_out, output.get_device()))
         return _done([output])
 
     @_plain
     def barrier(self, opts: Any = None) -> Any:
-        self._gloo.barrier(opts or dist.BarrierOptions()).wait()
+        self._live()[1].barrier(opts or dist.BarrierOptions()).wait()
         return _done(None)
 
 
