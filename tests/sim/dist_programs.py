@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 
 import torch
@@ -92,12 +93,19 @@ def fsdp_training(rank: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+def _threads() -> list[str]:
+    """The names of this process's threads (Gloo's are gloo_tcp_loop and pt_gloo_runloop)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/comm") as f:
+            names.append(f.read().strip())
+    return sorted(names)
 
 
-def threads_after_destroy(rank: int, port: int, out_dir: str) -> None:
-    """The process's thread count before the group, with it, and after destroy_process_group.
+def threads_after_teardown(rank: int, port: int, out_dir: str, teardown: str) -> None:
+    """The process's threads before the group, with it, and after its teardown:
+    ``"destroy"`` (destroy_process_group) or ``"exit"`` (the exit hooks, as a program that
+    never destroys its group reaches them).
 
     A backward pass on the device comes first: the autograd engine starts its device thread
     then, and keeps it for the life of the process."""
@@ -110,7 +118,10 @@ def threads_after_destroy(rank: int, port: int, out_dir: str) -> None:
         model(torch.randn(3, 4, device="cuda")).sum().backward()
         del model
         counts.append(_threads())
-        dist.destroy_process_group()
+        if teardown == "destroy":
+            dist.destroy_process_group()
+        else:
+            atexit._run_exitfuncs()
         counts.append(_threads())
         torch.save({"threads": counts}, os.path.join(out_dir, f"rank{rank}.pt"))
     except Exception as e:

@@ -48,15 +48,19 @@ def test_ddp_on_two_simulated_ranks_matches_gloo_on_the_cpu(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
-def test_destroy_process_group_stops_gloos_threads(tmp_path):
-    # Left to interpreter exit, Gloo's threads aborted about one rank in a hundred
-    # ("terminate called without an active exception"); DDP keeps the group referenced
-    mp.spawn(dist_programs.threads_after_destroy, args=(_port(), str(tmp_path)), nprocs=1)
+@pytest.mark.parametrize("teardown", ["destroy", "exit"])
+def test_gloos_threads_stop_when_the_group_is_torn_down(tmp_path, teardown):
+    # Left to interpreter finalization, Gloo's threads aborted about one rank in a hundred
+    # ("terminate called without an active exception"); DDP keeps the group referenced.
+    # "exit": a program that never calls destroy_process_group is covered by an exit hook.
+    mp.spawn(dist_programs.threads_after_teardown, args=(_port(), str(tmp_path), teardown), nprocs=1)
     err = tmp_path / "rank0.err"
     assert not err.exists(), err.read_text()
     before, running, after = torch.load(tmp_path / "rank0.pt")["threads"]
-    assert running > before  # Gloo's workers and transport loop
-    assert after == before
+    assert [t for t in running if "gloo" in t] == ["gloo_tcp_loop", "pt_gloo_runloop", "pt_gloo_runloop"]
+    assert [t for t in after if "gloo" in t] == []
+    if teardown == "destroy":
+        assert after == before  # the store's thread goes with the group
 
 
 def test_integer_averages_and_object_collectives_work_as_on_nccl(tmp_path):

@@ -14,7 +14,9 @@ alias ``"nccl"`` maps to it) is a Python ``ProcessGroup`` that
 
 from __future__ import annotations
 
+import atexit
 import functools
+import weakref
 from datetime import timedelta
 from typing import Any
 
@@ -55,6 +57,16 @@ def _all_sim(tensors: list[torch.Tensor]) -> bool:
     return bool(tensors) and all(is_sim(t) for t in tensors)
 
 
+# Groups not yet shut down, for the exit hook: a program that never calls
+# destroy_process_group (or raises before it) must not leave Gloo to interpreter finalization.
+_live_groups: weakref.WeakSet[SimProcessGroup] = weakref.WeakSet()
+
+
+def _shutdown_live_groups() -> None:
+    for group in list(_live_groups):
+        group.shutdown()
+
+
 class SimProcessGroup(dist.ProcessGroup):
     def __init__(self, store: dist.Store, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
@@ -64,6 +76,7 @@ class SimProcessGroup(dist.ProcessGroup):
         )
         self._c10d: C10dGroup | None = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
         self._c10d._register_backend(torch.device(BACKEND), C10dGroup.BackendType.GLOO, self._gloo)
+        _live_groups.add(self)
 
     def getBackendName(self) -> str:
         return NAME
@@ -79,6 +92,7 @@ class SimProcessGroup(dist.ProcessGroup):
         """
         self._c10d = None  # holds Gloo as its registered backend: release it first
         self._gloo = None
+        _live_groups.discard(self)
 
     def _live(self) -> tuple[C10dGroup, ProcessGroupGloo]:
         if self._gloo is None or self._c10d is None:
@@ -190,6 +204,7 @@ def register() -> None:
         return
     if NAME not in dist.Backend.backend_list:
         dist.Backend.register_backend(NAME, _create, devices=[BACKEND])
+    atexit.register(_shutdown_live_groups)
     _registered = True
 
 
