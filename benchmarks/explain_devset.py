@@ -9,6 +9,10 @@ for explain and for mkdocs-material's built-in search (lunr) over the built site
 
 * template accuracy (all records);
 * family top-1 and top-3, on the records whose family is labelled (not "unknown");
+* for explain, the same family figures split by its own ``thin`` field: pastes where it found
+  evidence beyond the message, and thin ones, which it ranks by counts while saying that the
+  message alone cannot tell the families apart (``explain_calibration.py`` bounds what any
+  reader of the message alone could score on the thin ones);
 * seed-case hits: the seed tracebacks in tests/explain/seed (one per seed case, found through
   the case's upstream project) and any dev-set record whose URL is a case's upstream link.
 
@@ -114,7 +118,8 @@ def explain_predictions(texts: list[str]) -> list[dict]:
     out = []
     for text in texts:
         r = explain_text(text, kb)
-        out.append({"template": r["template"], "families": r["families"], "cases": r["cases"]})
+        # thin: explain found nothing beyond the message and says so (its own "thin" field)
+        out.append({"template": r["template"], "families": r["families"], "cases": r["cases"], "thin": r["thin"]})
     return out
 
 
@@ -168,7 +173,15 @@ def score(records, predictions) -> dict:
     labelled = [(r, p) for r, p in zip(records, predictions, strict=True) if r["family"] != "unknown"]
     top1 = sum(p["families"][:1] == [r["family"]] for r, p in labelled)
     top3 = sum(r["family"] in p["families"][:3] for r, p in labelled)
-    return {"n": n, "template": (template, n), "top1": (top1, len(labelled)), "top3": (top3, len(labelled))}
+    scores = {"n": n, "template": (template, n), "top1": (top1, len(labelled)), "top3": (top3, len(labelled))}
+    # explain's own split: pastes where it found evidence, and thin ones (the message alone,
+    # where it ranks by counts and says the message cannot tell the families apart)
+    for key, thin in (("evidence", False), ("thin", True)):
+        part = [(r, p) for r, p in labelled if p.get("thin") is thin]
+        if part:
+            scores[f"top1 {key}"] = (sum(p["families"][:1] == [r["family"]] for r, p in part), len(part))
+            scores[f"top3 {key}"] = (sum(r["family"] in p["families"][:3] for r, p in part), len(part))
+    return scores
 
 
 def case_hits(probes, predictions) -> tuple[int, int]:
@@ -216,6 +229,12 @@ def _table(title: str, records: list[dict], columns: dict[str, list[dict]], prob
     scored = {n: score(records, columns[n]) for n in names}
     for label, key in (("template accuracy", "template"), ("family top-1", "top1"), ("family top-3", "top3")):
         print(f"{label:<22}" + "".join(f"{fmt(scored[n][key]):>24}" for n in names))
+    for label, key in (
+        ("  top-1, evidence", "top1 evidence"), ("  top-3, evidence", "top3 evidence"),
+        ("  top-1, thin paste", "top1 thin"), ("  top-3, thin paste", "top3 thin"),
+    ):
+        if key in scored["explain"]:
+            print(f"{label:<22}{fmt(scored['explain'][key]):>24}")
     if probes is not None:
         hits = {n: case_hits(probes, probe_cols[n]) for n in names}
         print(f"{'seed-case hits':<22}" + "".join(f"{fmt(hits[n]):>24}" for n in names))
