@@ -107,19 +107,26 @@ def threads_after_teardown(rank: int, port: int, out_dir: str, teardown: str) ->
     ``"destroy"`` (destroy_process_group) or ``"exit"`` (the exit hooks, as a program that
     never destroys its group reaches them)."""
     _enable_sim()
-    counts = [_threads()]
+    threads = [_threads()]
     _setup(rank, port, "cuda", world_size=1)
     try:
+        group = dist.group.WORLD
         model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2).cuda())
         model(torch.randn(3, 4, device="cuda")).sum().backward()
         del model
-        counts.append(_threads())
+        probe = torch.ones(1, device="cuda")  # before teardown: the exit hooks also end the simulator
+        threads.append(_threads())
         if teardown == "destroy":
             dist.destroy_process_group()
         else:
             atexit._run_exitfuncs()
-        counts.append(_threads())
-        torch.save({"threads": counts}, os.path.join(out_dir, f"rank{rank}.pt"))
+        threads.append(_threads())
+        try:  # a collective on the torn-down group, through a reference kept to it (as DDP keeps one)
+            group.allreduce([probe])
+            late = ""
+        except RuntimeError as e:
+            late = str(e)
+        torch.save({"threads": threads, "late": late}, os.path.join(out_dir, f"rank{rank}.pt"))
     except Exception as e:
         with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
             f.write(f"{type(e).__name__}: {e}")

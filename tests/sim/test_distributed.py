@@ -57,10 +57,13 @@ def test_gloos_threads_stop_when_the_group_is_torn_down(tmp_path, teardown):
     err = tmp_path / "rank0.err"
     assert not err.exists(), err.read_text()
     # only Gloo's own threads are compared: Python helper threads come and go on their own
-    before, running, after = torch.load(tmp_path / "rank0.pt")["threads"]
+    result = torch.load(tmp_path / "rank0.pt")
+    before, running, after = result["threads"]
     assert [t for t in before if "gloo" in t] == []
     assert [t for t in running if "gloo" in t] == ["gloo_tcp_loop", "pt_gloo_runloop", "pt_gloo_runloop"]
     assert [t for t in after if "gloo" in t] == []
+    # using the group afterwards is a one-line error, not an AttributeError on a released Gloo
+    assert result["late"] == "simgloo process group was destroyed (destroy_process_group)"
 
 
 def test_integer_averages_and_object_collectives_work_as_on_nccl(tmp_path):
