@@ -70,6 +70,14 @@ def test_calibration_benchmark_prints_both_measurements():
     assert out.startswith("1. rule weights, learned from the tune half")
     assert "hand weights (shipped)" in out and "learned, alpha 16" in out
     assert "per form, fitted on the check half (bound)" in out
+    assert "\n3. the words of a thin paste" in out and "shipped order + words, weight 1 " in out
+    assert "\n4. one message, two labels" in out
+    rows = {line[:44].strip(): line[44:].split() for line in out.split("\n4. ")[1].splitlines()[2:]}
+    tune, check = (int(rows["labelled F10"][i]) + int(rows["labelled F7"][i]) + int(rows["labelled another family"][i]) for i in (0, 1))
+    # reading the T10 pastes as F10 moves top-1 by at most their number, over the same records
+    for i, n in enumerate((tune, check)):
+        now, read = (rows[k][i].split("/") for k in ("family top-1, labels as they are", "family top-1, these read as F10"))
+        assert now[1] == read[1] and abs(int(read[0]) - int(now[0])) <= n
     # every figure is hits/total over the same labelled records
     halves = next(line for line in out.splitlines() if line.startswith("hand weights")).split()[-4:]
     assert all("/" in cell for cell in halves)
@@ -103,3 +111,16 @@ def test_readers_benchmark_prints_both_studies():
         reader = next(line for line in lines if line.strip().startswith(f"{split} half, reader ({n})"))
         mine = next(line for line in lines if line.strip().startswith(f"{split} half, explain"))
         assert reader.count(f"/{n} (") == 2 and mine.count(f"/{n} (") == 2
+    # each half's discordant pairs with their exact McNemar p-value
+    assert sum("(exact McNemar, two-sided: p = " in line for line in lines) == 2
+
+
+def test_mcnemar_is_the_exact_binomial_test():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from explain_readers import mcnemar
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert mcnemar(10, 0) == mcnemar(0, 10) == 2 / 2**10
+    assert mcnemar(13, 8) == pytest.approx(0.3833, abs=1e-4)
+    assert mcnemar(5, 5) == mcnemar(0, 0) == 1.0
