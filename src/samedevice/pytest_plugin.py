@@ -66,3 +66,28 @@ def accelerator() -> Any:
     from samedevice import sim
 
     return sim.enable()
+
+
+_DEVICE_WORDS = ("device", "Tensor", "cuda", "CUDA", "backend", "GPU", "MPS", "numpy")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """A test that fails with a device error gets samedevice's diagnosis as a report section:
+    the failing statement's operands with their devices, the culprit and the fix."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or call.excinfo is None:
+        return
+    exc = call.excinfo.value
+    try:
+        text = str(exc)
+    except Exception:
+        return
+    if not any(w in text for w in _DEVICE_WORDS):
+        return  # not a device error: no work for other suites' failures
+    from samedevice.diagnosis import describe
+
+    diagnosis = describe(exc)
+    if diagnosis:
+        report.sections.append(("samedevice diagnosis", diagnosis))

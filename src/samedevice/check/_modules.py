@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ._source import SourceFile, const_str, self_attr
-from ._values import FACTORIES
+from samedevice.analysis.source import SourceFile, const_str, self_attr
+from samedevice.analysis.values import FACTORIES
 
 Report = Callable[[str, ast.AST, str], None]
 SKIP_METHODS = frozenset({"__init__", "_apply", "to", "cuda", "cpu", "extra_repr", "__repr__",

@@ -10,7 +10,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from ._source import SourceFile, const_str, has_kwargs_splat, kwarg, root_name
+from samedevice.analysis.source import SourceFile, const_str, has_kwargs_splat, kwarg, root_name
 
 Report = Callable[[str, ast.AST, str], None]
 _DTYPE_WORDS = re.compile(r"(float|half|bfloat|double|int|long|bool|dtype|complex)", re.I)

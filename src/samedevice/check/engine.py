@@ -9,8 +9,10 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
-from . import _modules, _order, _values
-from ._source import SourceFile
+from samedevice.analysis import values as _values
+from samedevice.analysis.source import SourceFile
+
+from . import _modules, _order
 from .registry import BY_CODE
 
 SYNTAX_ERROR = "SD000"  # not a rule: the file could not be parsed

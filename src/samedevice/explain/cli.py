@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 # A paste larger than this is not a paste: refuse it before reading it all into memory.
 MAX_BYTES = 64 * 1024 * 1024
@@ -18,6 +19,11 @@ MAX_BYTES = 64 * 1024 * 1024
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", default="-", help="file holding the error or traceback ('-' or nothing: stdin)")
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    parser.add_argument("--source", action="append", default=[], metavar="DIR",
+                        help="a checkout of the code that failed on another machine: the traceback's "
+                             "paths are matched onto it by their longest common ending (repeatable)")
+    parser.add_argument("--no-source", action="store_true",
+                        help="read the paste only, not the source files its traceback names")
     # --docs-url (the base of page links) is every command's: samedevice.cli adds it
 
 
@@ -38,7 +44,18 @@ def run(args: argparse.Namespace) -> int:
     for problem in kb.get("case_problems", []):
         # once per run, then the answer: a broken case file costs its own page, not the answer
         print(f"samedevice explain: skipped a malformed case file: {problem}", file=sys.stderr)
-    result = explain_text(text, kb)
+    read_source = not args.no_source
+    sources = []
+    for folder in args.source:
+        if not os.path.isdir(folder):
+            raise UserError(f"--source {folder}: not a folder")
+        sources.append(Path(folder))
+    result = explain_text(text, kb, keep_frames=read_source)
+    if read_source and result["template"] is not None:
+        from samedevice.explain.code import apply, read_code
+
+        apply(result, read_code(result, sources), kb)
+    result.pop("frame_list", None)
     from samedevice.docs_url import page_url as url
 
     if args.json:

@@ -17,8 +17,10 @@ from samedevice.explain.messages import find_errors
 _SAME_CHECK = {"T1": "T1", "T2": "T1"}
 
 
-def explain_text(text: str, kb: dict) -> dict:
-    """The explanation of one paste (already decoded and checked) as a JSON-ready dict."""
+def explain_text(text: str, kb: dict, *, keep_frames: bool = False) -> dict:
+    """The explanation of one paste (already decoded and checked) as a JSON-ready dict.
+    ``keep_frames`` adds the traceback's frames (``frame_list``: path, function, line in the
+    file), for the reading of the user's code that follows (``samedevice.explain.code``)."""
     lines = clean_lines(text, kb)
     errors = find_errors(lines, kb)
     primary = _primary(errors)
@@ -61,6 +63,9 @@ def explain_text(text: str, kb: dict) -> dict:
     cases = _rank_cases(primary, case_hits, ranking, kb)
     out = _result(primary, errors, ranking, cases, evidence, frames, region, kb)
     out["prior"] = prior
+    if keep_frames:
+        out["frame_list"] = [{"path": f["path"], "lib": f["lib"], "func": f["func"], "lineno": f["lineno"],
+                              "torch": f["torch"], "source": f["source"]} for f in frames]
     return out
 
 

@@ -67,6 +67,8 @@ def _frame(line: str, idx: int, kb: dict) -> dict | None:
             "lib": lib,
             "func": groups.get("func") or "",
             "line": idx,
+            # the line in the file (the paste's own line number is "line"); 0 when not printed
+            "lineno": int(groups["line"]) if (groups.get("line") or "").isdigit() else 0,
             "source": "",
             "source_line": -1,
             "mode": pattern["source"],

@@ -47,6 +47,7 @@ def render(result: dict, url: callable, width: int = 100) -> str:
         facts.append(f"torch {result['torch_version']} named in the paste")
     if facts:
         para(" · ".join(facts))
+    _code(result, out, para)
     out.append("")
     out.append("What it means")
     para(result["meaning"])
@@ -120,3 +121,32 @@ def _cases(result: dict, out: list[str], url) -> None:
 def _plain(title: str) -> str:
     """Case titles are Markdown (`code` spans for the site); a terminal shows them plain."""
     return title.replace("`", "")
+
+
+def _code(result: dict, out: list[str], _para, width: int = 100) -> None:
+    """What the user's own code shows: the culprit, or what was read and what is still open.
+    Paths are never broken at their hyphens or slashes: a user copies them."""
+    code = result.get("code")
+    if not code:
+        return
+
+    def para(text: str, indent: str = "  ") -> None:
+        out.extend(textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent,
+                                 break_on_hyphens=False, break_long_words=False))
+    diag = code.get("diagnosis")
+    culprit = result.get("culprit")
+    if culprit:
+        out.append("")
+        out.append("The culprit, from your code")
+        para(f"`{culprit['expr']}` in {culprit['statement']}")
+        para(f"made at {culprit['made_at']}", indent="    ")
+        para(f"why: {culprit['why']}", indent="    ")
+        para(f"fix: {culprit['fix']}", indent="    ")
+    elif diag:
+        out.append("")
+        out.append("Your code, read")
+        para(f"the failing statement: {diag['path']}:{diag['line']}  {diag['statement']}")
+        if diag.get("open"):
+            para(f"still open: {diag['open']}", indent="    ")
+    for note in code.get("notes", [])[:3]:
+        para(f"(source not read: {note})" if "skipped" in note or "cannot" in note else f"({note})")

@@ -61,6 +61,11 @@ def _strip_uncaught_tracebacks() -> None:
 
         strip_exception(exc)
         previous(exc_type, exc, exc.__traceback__)
+        if os.environ.get("SAMEDEVICE_DIAGNOSE") == "1":
+            # after CUDA's unchanged traceback: which operand, where it was made, the fix
+            from samedevice.diagnosis import print_diagnosis
+
+            print_diagnosis(exc)
 
     sys.excepthook = hook
 

@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="how many simulated GPUs the machine has (default 1)")
     parser.add_argument("--allow-cpu", action="store_true",
                         help="accept a program that never puts a tensor on the GPU (exit status 0)")
+    parser.add_argument("--no-diagnosis", action="store_true",
+                        help="print CUDA's traceback only, without samedevice's diagnosis after it")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     env["SAMEDEVICE_SIM"] = args.mode
     env["SAMEDEVICE_GPUS"] = str(args.gpus)
     env.pop("SAMEDEVICE_RESULT", None)
+    env["SAMEDEVICE_DIAGNOSE"] = "0" if args.no_diagnosis else "1"
     with tempfile.TemporaryDirectory(prefix="samedevice-usage-") as usage_dir:
         env["SAMEDEVICE_USAGE_DIR"] = usage_dir
         status = subprocess.call([sys.executable, str(script), *args.args], env=env)

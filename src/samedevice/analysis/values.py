@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._source import SourceFile, const_str, kwarg
+from .source import SourceFile, const_str, kwarg
 
 
 @dataclass(frozen=True)
