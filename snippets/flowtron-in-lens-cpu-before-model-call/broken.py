@@ -104,6 +104,9 @@ def flowtron_loss(z, log_s_list, sigma=1.0):
 torch.manual_seed(0)
 model = Flowtron().cuda()
 model.eval()  # no dropout or batch statistics: a reproducible single step
+# cuDNN runs an RNN's backward only in training mode (real CUDA: "cudnn RNN backward can only
+# be called in training mode"); the one-layer LSTM has no dropout, so this changes no number
+model.encoder.lstm.train()
 
 # one batch from TextMelCollate: sorted by text length, longest first
 text = torch.randint(1, 20, (2, 7))

@@ -20,6 +20,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from samedevice.analysis.culprit import diagnose
+from samedevice.analysis.reading import library_path
 from samedevice.analysis.source import SourceFile
 
 _INTERNAL = ("/torch/", "/samedevice/", "<frozen", "/site-packages/torch", "/_pytest/", "/pluggy/")
@@ -156,10 +157,9 @@ def _text(node: ast.AST) -> str:
 
 
 def _short(path: str) -> str:
-    norm = path.replace("\\", "/")
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in norm:
-            return norm.split(marker, 1)[1]
+    norm = library_path(path)
+    if norm != path.replace("\\", "/"):
+        return norm
     try:
         rel = os.path.relpath(path)
     except ValueError:

@@ -56,7 +56,7 @@ def test_the_report_calls_the_counts_a_frequency_not_evidence(run_with):
     from samedevice.explain.report import render
 
     text = render(run_with(THIN, {"F9": 7, "F6": 5}), url=lambda u: u, width=1000)  # unwrapped
-    assert "most often, in real T1 reports: F9 (7 of 12), F6 (5 of 12)" in text
+    assert "most often, in real T1 reports: F9 Device-bound argument (7 of 12), F6 Lifecycle state (5 of 12)" in text
     assert "That is a frequency, not evidence" in text
 
 

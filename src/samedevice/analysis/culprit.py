@@ -160,6 +160,16 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+# how surely a kind is a device bug wherever it is found (lower first): when one statement has
+# two CPU operands, or a scan ranks statements, the sure kinds come first
+KIND_RANK = {
+    "plain-tensor-attribute": 0, "helper-object-attribute": 0, "modules-in-plain-list": 0,
+    "layer-created-after-move": 0, "torch-load-no-map-location": 1, "restored-on-cpu": 2,
+    "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
+    "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5,
+}
+
+
 def _src(src: SourceFile, node: ast.AST) -> str:
     try:
         text = ast.get_source_segment(src.text, node) or ast.unparse(node)
@@ -172,7 +182,7 @@ def _line(src: SourceFile, lineno: int) -> str:
     return src.lines[lineno - 1].strip() if 0 < lineno <= len(src.lines) else ""
 
 
-class _Tree:
+class FileIndex:
     """Parents and statements of one file, indexed once."""
 
     def __init__(self, src: SourceFile) -> None:
@@ -336,6 +346,13 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
                     add(role, a)
     # elementwise ops and anything left: both sides of each binary op or comparison, the
     # elements of torch.cat/stack, the tensor arguments of torch.where
+    # an indexed assignment (a[idx] = value) meets the tensor, the index and the value
+    for n in nodes:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript):
+            target = n.targets[0]
+            add("operand", n.value)
+            add("index", target.slice)
+            add("indexed", target.value)
     # (a nested op is not an operand itself: its own operands are, as the walk reaches them)
     for n in every:
         if isinstance(n, ast.BinOp) and not isinstance(n.op, ast.Mod):
@@ -376,7 +393,7 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
 class _Tracer:
     """Follows one operand back to where its value was made."""
 
-    def __init__(self, src: SourceFile, tree: _Tree, stmt: ast.stmt, function: ast.AST | None,
+    def __init__(self, src: SourceFile, tree: FileIndex, stmt: ast.stmt, function: ast.AST | None,
                  cls: ast.ClassDef | None, path: str, facts: dict) -> None:
         self.src, self.tree, self.stmt, self.function, self.cls = src, tree, stmt, function, cls
         self.path, self.facts = path, facts
@@ -447,9 +464,9 @@ class _Tracer:
                 return "restored-on-cpu", c
             return None
         if q.startswith(("numpy.", "np.")):
-            return "transfer-to-cpu", c
+            return None  # a NumPy array meeting a tensor is another error (T11), not a CPU operand
         if isinstance(c.func, ast.Attribute):
-            if name in ("cpu", "numpy", "tolist"):
+            if name == "cpu":
                 return "transfer-to-cpu", c
             if name == "to":
                 target = c.args[0] if c.args else kwarg(c, "device")
@@ -696,10 +713,12 @@ def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
 
 
-def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "") -> Diagnosis | None:
-    """The failing statement at ``line`` and, when the code decides it, its culprit."""
-    tree = _Tree(src)
-    stmt = tree.statement_at(line)
+def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
+             tree: FileIndex | None = None, stmt: ast.stmt | None = None) -> Diagnosis | None:
+    """The failing statement at ``line`` and, when the code decides it, its culprit.
+    (``tree`` and ``stmt``: a scan over a whole file indexes it once.)"""
+    tree = tree or FileIndex(src)
+    stmt = stmt or tree.statement_at(line)
     if stmt is None:
         return None
     function = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
@@ -718,7 +737,7 @@ def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "") -> Diag
                      cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
                      culprit=None, read=read, operand_nodes=ops)
     wanted = _cpu_role(facts)
-    found: list[tuple[int, Culprit]] = []
+    found: list[tuple[tuple[int, int], Culprit]] = []
     for role, node in ops:
         tracer = _Tracer(src, tree, stmt, function, cls, where, facts)
         if role in ("numpy",):
@@ -741,7 +760,7 @@ def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "") -> Diag
                           why=why, fix=fix.replace("<other>", _other(ops, node, src)), chain=tracer.chain)
         if wanted and role in _SIDES and role not in wanted and _SIDES[role] & wanted:
             continue  # the message puts this side on the accelerator: its CPU origin was moved later
-        rank = 0 if (wanted and role in wanted) else 1
+        rank = (0 if (wanted and role in wanted) else 1, KIND_RANK.get(kind, 6))
         found.append((rank, culprit))
     if found:
         found.sort(key=lambda p: p[0])

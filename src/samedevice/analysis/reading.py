@@ -98,3 +98,13 @@ def read_source(path: Path, shown: str) -> SourceText | str:
     except (RecursionError, MemoryError):
         return f"{shown}: skipped, too deeply nested to parse"
     return SourceText(path=path, shown=shown, text=text, tree=tree)
+
+
+def library_path(path: str) -> str:
+    """The path as a user recognises it: below site-packages for an installed library
+    (``lightly/loss/dino_loss.py``), else as printed."""
+    norm = path.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in norm:
+            return norm.split(marker, 1)[1]
+    return norm

@@ -77,16 +77,22 @@ def render(result: dict, url: callable, width: int = 100) -> str:
 
 
 def thin_text(result: dict) -> str:
-    """Why a thin paste's causes are in this order: the catalogue's, and where the dev set's
-    tune-half counts filled ranks 2-3, those counts, as a frequency and not as evidence."""
-    head = f"Nothing in the paste beyond the {result['template']} message points to one of them; "
+    """Why a thin paste's causes are in this order, in the user's words: how often each cause
+    makes this message (a frequency, not evidence), and the step that decides."""
+    title = f" ({result['title']})" if result.get("title") else ""
+    head = f"Nothing in the paste beyond the {result['template']}{title} message points to one of them; "
+    titles = {r["family"]: r["title"] for r in result.get("ranking", [])}
     prior = result.get("prior")
+    code = ("" if result.get("code") and result["code"].get("diagnosis") else
+            " explain decides it from your code: run it where the error happened (it reads the files "
+            "the traceback names), or give it your checkout with --source DIR.")
     if not prior:
-        return head + "they are listed in the order the catalogue finds them most often. The next step below decides."
-    often = ", ".join(f"{f['family']} ({f['reports']} of {prior['reports']})" for f in prior["families"])
+        return head + "they are listed from the cause this message most often has. The next step below decides." + code
+    often = ", ".join(f"{f['family']} {titles.get(f['family'], '')} ({f['reports']} of {prior['reports']})".replace("  ", " ")
+                      for f in prior["families"])
     return (
-        head + f"the first is the catalogue's first for this message; most often, in real {prior['template']} "
-        f"reports: {often}. That is a frequency, not evidence: the next step below decides."
+        head + f"the first is the cause this message's wording points to; most often, in real {prior['template']} "
+        f"reports: {often}. That is a frequency, not evidence: the next step below decides." + code
     )
 
 

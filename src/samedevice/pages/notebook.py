@@ -81,7 +81,17 @@ def _upstream_release_lines(case: Case) -> list[str]:
 def _record_line(record: dict[str, Any]) -> str:
     device = "simulated accelerator (CPU)" if record["device"] == "sim" else (
         f"CUDA, {record['gpu']}" if record["device"] == "cuda" else "CPU-only PyTorch")
-    return f"| {record['date']} | {record['torch']} | {device} | {record['result']} |"
+    return f"| {record['date']} | {record['torch']} | {device} | {record['result']} | {_proved(record)} |"
+
+
+def _proved(record: dict[str, Any]) -> str:
+    """What a run proved, short: the documented message stands for itself on the page."""
+    words = []
+    for check in record.get("checks") or []:
+        if check.startswith("broken.py raised"):
+            check = "broken.py raised the documented error"
+        words.append(check.replace("|", "\\|"))
+    return "; ".join(words)
 
 
 def _program(case: Case, path: Path, intro: str, raises: bool) -> list[NotebookNode]:
@@ -212,8 +222,8 @@ def _verification_cell(case: Case, executed: dict[str, Any]) -> NotebookNode:
     ]
     records = case.records()
     if records:
-        lines += ["`samedevice verify` records:", "", "| Date | PyTorch | Device | Result |",
-                  "|---|---|---|---|"]
+        lines += ["`samedevice verify` records:", "", "| Date | PyTorch | Device | Result | What it proved |",
+                  "|---|---|---|---|---|"]
         lines += [_record_line(r) for r in records]
     else:
         lines.append("No `samedevice verify --record` run is recorded for this case yet.")

@@ -283,7 +283,8 @@ def verification_page(data: SiteData) -> str:
             rows.append([link, cell(str(r.get("date", ""))), cell(str(r.get("torch", ""))),
                          cell(DEVICE_WORDS.get(str(r.get("device")), str(r.get("device")))),
                          cell(str(r.get("gpu") or "")), cell(str(r.get("result", "")))])
-    on_gpu = sum(any(r.get("device") == "cuda" for r in c.records()) for c in data.cases)
+    on_gpu = sum(any(r.get("device") == "cuda" and r.get("result") == "pass" for r in c.records())
+                 for c in data.cases)
     body = [
         front_matter(description="When each case was last verified, on which PyTorch and device."),
         "# Verification",

@@ -75,6 +75,7 @@ class CaseResult:
             "gpu": self.gpu,
             "result": self.status,
             "python": platform.python_version(),
+            "checks": self.checks,  # what the run proved, in words (shown on the page)
         }
 
 
@@ -102,7 +103,9 @@ def check_error(case: Case, exc: dict[str, Any] | None, torch_version: str) -> l
     """Problems with how the broken program ended (empty when it failed as documented)."""
     expected = case.error.message_for(torch_version)
     if expected is None:
-        return [f"the case records no message for torch {torch_version} (add an era to error.messages)"]
+        raised = f"; it raised {exc['type']}: {case_message_text(exc['message'])}" if exc else ""
+        return [f"the case records no message for torch {torch_version} (add an era to "
+                f"error.messages){raised}"]
     if exc is None:
         return ["broken.py finished without an error"]
     problems = []
@@ -207,9 +210,13 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
             return result
         run_mode, ref_mode = "plain", "cpu"
         if case.verify == "cpu":
-            # an environment bug: the broken program assumes a machine without a GPU
-            extra_env["CUDA_VISIBLE_DEVICES"] = ""
-            ref_mode = None
+            # An environment bug of CPU-only PyTorch builds ("Torch not compiled with CUDA
+            # enabled"). A CUDA build with its GPU hidden says something else (on the H200
+            # tier, 2026-11-28: "RuntimeError: No CUDA GPUs are available"), so a GPU machine,
+            # whose torch is a CUDA build, cannot reproduce it.
+            result.reason = (f"an environment bug of CPU-only PyTorch builds; torch {torch_version} "
+                             "here is a CUDA build")
+            return result
     elif case.verify == "gpu-only":
         return CaseResult(case, SKIP, reason=f"GPU-only: {case.verify_reason}",
                           torch_version=torch_version)
@@ -275,11 +282,20 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
                 # the fixed program binds (those of its CPU run) are its results
                 sim_values = {k: v for k, v in sim_values.items() if k in ref_values}
             diffs, count = compare_values(sim_values, ref_values)
-            if count == 0:
-                diffs.append("fixed.py left no tensors to compare with the CPU run")
-            result.problems += [f"fixed: {d}" for d in diffs]
-            if not diffs:
-                result.checks.append(f"fixed.py finished; {count} tensors equal a plain CPU run")
+            if real:
+                # Real CUDA draws random numbers from its own generator (Philox, not the CPU's
+                # Mersenne Twister) and sums in another order, so a fixed program's numbers
+                # differ from a CPU run's wherever it draws on the device (seen on the H200
+                # tier for 27 of 53 cases). What the tier proves is that the fix runs on CUDA;
+                # the comparison is reported, not required.
+                result.checks.append(f"fixed.py finished on CUDA; {count} of {count + len(diffs)} "
+                                     "compared values equal a plain CPU run")
+            else:
+                if count == 0:
+                    diffs.append("fixed.py left no tensors to compare with the CPU run")
+                result.problems += [f"fixed: {d}" for d in diffs]
+                if not diffs:
+                    result.checks.append(f"fixed.py finished; {count} tensors equal a plain CPU run")
     else:
         result.checks.append("fixed.py finished")
     result.status = FAIL if result.problems else PASS

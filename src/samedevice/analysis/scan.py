@@ -1,0 +1,154 @@
+"""When the paste names no line: the likeliest culprits in the user's own code.
+
+Half of real pastes hold the message and nothing else. The user who runs ``explain --source DIR``
+still has the code, so every statement of the project where the message's operation could have
+run (``torch.cat`` for a ``cat``, a layer call for ``addmm``, any elementwise op for a bare T1)
+is read the way a failing statement is (:func:`samedevice.analysis.culprit.diagnose`), and the
+statements whose operand has a CPU origin are ranked: the kinds that are bugs wherever they
+stand (a tensor in a plain attribute, layers in a plain list, a layer replaced after the move,
+``torch.load`` without ``map_location``) before a factory without ``device=`` in ``forward`` or
+a loss, before one anywhere. It is a ranking of places to look, said as such, not a verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .culprit import KIND_RANK, Culprit, FileIndex, diagnose
+from .reading import SourceText, read_source
+from .source import SourceFile
+
+MAX_FILES = 2000
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "env",
+              "site-packages", "dist-packages", "build", "dist", ".tox", ".mypy_cache"}
+_HOT_FUNCTIONS = ("forward", "loss", "__call__", "step", "sample", "predict", "generate", "decode",
+                  "encode", "compute", "update", "infer")
+
+
+@dataclass
+class Candidate:
+    path: str
+    line: int
+    end_line: int
+    statement: str
+    function: str
+    culprit: Culprit
+    rank: tuple[int, int, int]
+
+
+def python_files(root: Path) -> list[Path]:
+    """The ``.py`` files under ``root``; links that lead out of it are not followed."""
+    out: list[Path] = []
+    try:
+        base = root.resolve()
+    except (OSError, RuntimeError):
+        return out
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                try:
+                    if not path.resolve().is_relative_to(base):
+                        continue
+                except (OSError, RuntimeError):
+                    continue
+                out.append(path)
+                if len(out) >= MAX_FILES:
+                    return out
+    return out
+
+
+def _op_words(facts: dict) -> tuple[str, ...]:
+    """Call names a statement must hold to be where the message's op ran ('' : any op)."""
+    op = (facts.get("op_base") or facts.get("op") or "").lower().lstrip("_")
+    if not op:
+        return ()
+    groups = (
+        (("cat", "concat", "stack"), ("cat", "concat", "stack", "hstack", "vstack")),
+        (("index_select", "embedding", "index"), ("index_select", "embedding", "gather", "take")),
+        (("masked_fill",), ("masked_fill", "masked_fill_")),
+        (("where",), ("where",)),
+        (("gather",), ("gather",)),
+        (("scatter",), ("scatter", "scatter_", "scatter_add", "scatter_add_")),
+        (("bucketize", "searchsorted"), ("bucketize", "searchsorted")),
+        (("lerp",), ("lerp", "lerp_")),
+    )
+    for keys, words in groups:
+        if any(k in op for k in keys):
+            return words
+    return ()
+
+
+def _statements(src: SourceFile) -> list[ast.stmt]:
+    out = []
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr):
+            out.append(node)
+    return out
+
+
+def _holds(stmt: ast.stmt, words: tuple[str, ...]) -> bool:
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in words:
+                return True
+    return False
+
+
+def _elementwise(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.BinOp | ast.Compare | ast.Call) for n in ast.walk(stmt))
+
+
+def scan(roots: list[Path], facts: dict, *, limit: int = 5) -> tuple[list[Candidate], list[str]]:
+    """The best ``limit`` candidates over the Python files under ``roots``, and notes."""
+    words = _op_words(facts)
+    found: list[Candidate] = []
+    notes: list[str] = []
+    for root in roots:
+        for path in python_files(root):
+            shown = str(path.relative_to(root))
+            source = read_source(path, shown)
+            if not isinstance(source, SourceText):
+                notes.append(source)
+                continue
+            try:
+                found += _scan_file(source, shown, facts, words)
+            except RecursionError:
+                notes.append(f"{shown}: skipped, too deeply nested to analyse")
+    found.sort(key=lambda c: (c.rank, c.path, c.line))
+    seen: set[tuple[str, str]] = set()
+    best = []
+    for c in found:  # one place per origin: many statements may read the same attribute
+        key = (c.culprit.made_at, c.culprit.expr)
+        if key in seen:
+            continue
+        seen.add(key)
+        best.append(c)
+        if len(best) == limit:
+            break
+    return best, notes
+
+
+def _scan_file(source: SourceText, shown: str, facts: dict, words: tuple[str, ...]) -> list[Candidate]:
+    src = SourceFile(source.tree, shown, source.text)
+    index = FileIndex(src)
+    out = []
+    for stmt in _statements(src):
+        if words and not _holds(stmt, words):
+            continue
+        if not words and not _elementwise(stmt):
+            continue
+        diag = diagnose(src, stmt.lineno, facts, path=shown, tree=index, stmt=stmt)
+        if diag is None or diag.culprit is None:
+            continue
+        hot = 0 if any(h in (diag.function or "").lower() for h in _HOT_FUNCTIONS) else 1
+        rank = (KIND_RANK.get(diag.culprit.kind, 6), hot, 0 if diag.cls else 1)
+        out.append(Candidate(path=shown, line=diag.line, end_line=diag.end_line, statement=diag.statement,
+                             function=diag.function, culprit=diag.culprit, rank=rank))
+    return out

@@ -1,0 +1,97 @@
+"""The diagnosis after a device error in a live program: `samedevice run` and the pytest plugin
+print, after CUDA's unchanged traceback, each operand of the failing statement with its device,
+the culprit with the line that made it, the fix and the family's page."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+PROGRAM = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.scale = torch.ones(3)
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+
+    torch.manual_seed(0)
+    model = Scaled().to("cuda")
+    print("out", model(torch.ones(2, 3, device="cuda")).sum().item())
+''')
+CORRECT = PROGRAM.replace("self.scale = torch.ones(3)", 'self.register_buffer("scale", torch.ones(3))')
+
+
+def run(tmp_path, code: str, *extra: str) -> subprocess.CompletedProcess:
+    prog = tmp_path / "prog.py"
+    prog.write_text(code)
+    return subprocess.run([sys.executable, "-m", "samedevice", "run", *extra, "prog.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+
+
+def test_run_names_the_culprit_after_the_unchanged_traceback(tmp_path):
+    r = run(tmp_path, PROGRAM)
+    assert r.returncode == 1
+    traceback, _, diagnosis = r.stderr.partition("samedevice: T1 ")
+    assert traceback.rstrip().endswith("RuntimeError: Expected all tensors to be on the same device, "
+                                       "but found at least two devices, cuda:0 and cpu!")
+    lines = [" ".join(line.split()) for line in diagnosis.splitlines()]
+    assert "at prog.py:13 in forward: return self.lin(x) * self.scale" in lines
+    assert "self.scale cpu (operand)" in lines
+    assert "culprit: self.scale, made at prog.py:10 self.scale = torch.ones(3)" in lines
+    assert any(line.startswith("fix: register it:") for line in lines)
+    assert any(line.startswith("family: F2 Unregistered state") and "families/f2/" in line for line in lines)
+
+
+def test_a_correct_program_prints_no_diagnosis_and_the_same_output(tmp_path):
+    r = run(tmp_path, CORRECT)
+    assert r.returncode == 0, r.stderr
+    assert "samedevice:" not in r.stderr
+    cpu = run(tmp_path, CORRECT, "--cpu")
+    assert r.stdout == cpu.stdout
+
+
+def test_no_diagnosis_leaves_cudas_traceback_alone(tmp_path):
+    r = run(tmp_path, PROGRAM, "--no-diagnosis")
+    assert r.returncode == 1 and "samedevice:" not in r.stderr
+    assert r.stderr.rstrip().endswith("cuda:0 and cpu!")
+
+
+def test_the_pytest_plugin_adds_the_diagnosis_to_the_failure(tmp_path):
+    (tmp_path / "model.py").write_text(PROGRAM.split("\n\ntorch.manual_seed")[0] + "\n")
+    (tmp_path / "test_model.py").write_text(textwrap.dedent('''
+        import torch
+        from model import Scaled
+
+        def test_forward():
+            Scaled().to("cuda")(torch.ones(2, 3, device="cuda"))
+    '''))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--sim-device=cuda",
+                        "test_model.py"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 1
+    section = r.stdout.split("samedevice diagnosis")[1]
+    assert "culprit: self.scale, made at model.py:10" in " ".join(section.split())
+
+
+def test_the_run_page_shows_what_run_prints(tmp_path):
+    """The example on docs/run-gpu-code-on-cpu.md is executed: its output block is what
+    `samedevice run` prints after the traceback, line for line."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "run-gpu-code-on-cpu.md").read_text()
+    section = page.split("## From the error to the culprit line")[1].split("\n## ")[0]
+    program = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "scaled.py").write_text(program)
+    r = subprocess.run([sys.executable, "-m", "samedevice", "run", "scaled.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=240)
+    assert "samedevice: T1" + r.stderr.split("samedevice: T1", 1)[1] == shown
