@@ -65,3 +65,11 @@ def test_virtualenvs_links_out_and_unparsable_files_are_left_out(tmp_path):
     assert [p.name for p in python_files(root)] == ["bad.py", "ok.py"]
     found, notes = scan([root], {"template": "T1", "op": "", "argument": "", "devices": [], "message": ""})
     assert found == [] and notes == ["bad.py: skipped, not valid Python for this interpreter"]
+
+
+def test_progress_is_reported_per_file(tmp_path):
+    for i in range(3):
+        write(tmp_path, f"m{i}.py", "x = 1\n")
+    seen = []
+    scan([tmp_path], CAT, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]

@@ -145,3 +145,15 @@ def test_reading_never_executes_the_file(tmp_path):
     f.write_text(f"open({str(marker)!r}, 'w').close()\n" + LOSS)
     explain_json(stdin=paste(str(f), line=19))
     assert not marker.exists()
+
+
+def test_a_thin_paste_with_a_checkout_lists_places_to_look_never_a_culprit(tmp_path):
+    (tmp_path / "model.py").write_text(LOSS)
+    r = run_cli("--source", str(tmp_path), stdin=(ERROR + "\n").encode())
+    text = r.stdout.decode()
+    assert r.returncode == 0 and "The culprit, from your code" not in text
+    places = text.split("Where to look in your code (the paste names no line of it)\n")[1]
+    assert places.startswith("  - model.py:18  t = teacher_out - self._center.value")
+    out = explain_json("--source", str(tmp_path), stdin=(ERROR + "\n").encode())
+    assert out["culprit"]["located_by"] == "scan"
+    assert out["families"] == explain_json("--no-source", stdin=(ERROR + "\n").encode())["families"]

@@ -171,10 +171,25 @@ KIND_RANK = {
 
 
 def _src(src: SourceFile, node: ast.AST) -> str:
-    try:
-        text = ast.get_source_segment(src.text, node) or ast.unparse(node)
-    except (ValueError, IndexError, RecursionError):
-        text = ""
+    """The node's source text, one line. Cut from the file's lines (``ast.get_source_segment``
+    splits the whole file on every call: quadratic over a scan of a large file)."""
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    c0, c1 = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    text = ""
+    if None not in (lo, hi, c0, c1) and 0 < lo <= hi <= len(src.lines):
+        # col offsets are UTF-8 byte offsets
+        lines = [line.encode("utf-8") for line in src.lines[lo - 1:hi]]
+        if len(lines) == 1:
+            text = lines[0][c0:c1].decode("utf-8", "replace")
+        else:
+            text = " ".join([lines[0][c0:].decode("utf-8", "replace"),
+                             *(x.decode("utf-8", "replace") for x in lines[1:-1]),
+                             lines[-1][:c1].decode("utf-8", "replace")])
+    if not text:
+        try:
+            text = ast.unparse(node)
+        except (ValueError, RecursionError):
+            text = ""
     return " ".join(text.split())
 
 
@@ -188,12 +203,43 @@ class FileIndex:
     def __init__(self, src: SourceFile) -> None:
         self.src = src
         self.parent: dict[int, ast.AST] = {}
+        self._bindings: dict[int, dict[str, list[tuple[ast.AST, ast.AST | None]]]] = {}
         stack: list[ast.AST] = [src.tree]
         while stack:  # iterative: no recursion on the depth of the code
             node = stack.pop()
             for child in ast.iter_child_nodes(node):
                 self.parent[id(child)] = node
                 stack.append(child)
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
+        """Every name bound in ``scope`` -> its (statement, value) pairs in line order, indexed
+        once per scope (a scan asks for many names in the same function)."""
+        found = self._bindings.get(id(scope))
+        if found is not None:
+            return found
+        out: dict[str, list[tuple[ast.AST, ast.AST | None]]] = {}
+
+        def put(name: str, node: ast.AST, value: ast.AST | None) -> None:
+            out.setdefault(name, []).append((node, value))
+
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    for name in _names(t):
+                        for v in _bound(t, n.value, name):
+                            put(name, n, v)
+            elif isinstance(n, ast.AnnAssign | ast.AugAssign) and isinstance(n.target, ast.Name):
+                put(n.target.id, n, n.value)
+            elif isinstance(n, ast.For | ast.AsyncFor):
+                for name in _names(n.target):
+                    put(name, n, None)
+            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+                for name in _names(n.optional_vars):
+                    put(name, n.context_expr, None)
+        for pairs in out.values():
+            pairs.sort(key=lambda p: p[0].lineno)
+        self._bindings[id(scope)] = out
+        return out
 
     def ancestors(self, node: ast.AST):
         cur = self.parent.get(id(node))
@@ -348,7 +394,8 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
     # elements of torch.cat/stack, the tensor arguments of torch.where
     # an indexed assignment (a[idx] = value) meets the tensor, the index and the value
     for n in nodes:
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript) \
+                and not _mapping_store(n.targets[0]):
             target = n.targets[0]
             add("operand", n.value)
             add("index", target.slice)
@@ -388,6 +435,17 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
                 if isinstance(a, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
                     add("operand", a)
     return found
+
+
+def _mapping_store(target: ast.Subscript) -> bool:
+    """``state_dict[key] = value``, ``out["logits"] = ...``: a store into a dict, not a tensor."""
+    if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+        return True
+    root = target.value
+    while isinstance(root, ast.Attribute | ast.Subscript):
+        root = root.value
+    name = (root.id if isinstance(root, ast.Name) else "").lower()
+    return any(w in name for w in ("dict", "state", "cache", "results", "outputs", "kwargs", "config"))
 
 
 class _Tracer:
@@ -497,22 +555,7 @@ class _Tracer:
 
     def _definitions(self, name: str, before: int, scope: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
         """(statement, value) pairs binding ``name`` in ``scope`` before line ``before``."""
-        out: list[tuple[ast.AST, ast.AST | None]] = []
-        for n in ast.walk(scope):
-            lineno = getattr(n, "lineno", 0)
-            if lineno >= before:
-                continue
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    out += [(n, v) for v in _bound(t, n.value, name)]
-            elif isinstance(n, ast.AnnAssign | ast.AugAssign) and isinstance(n.target, ast.Name) \
-                    and n.target.id == name:
-                out.append((n, n.value))
-            elif isinstance(n, ast.For | ast.AsyncFor) and _binds(n.target, name):
-                out.append((n, None))
-            elif isinstance(n, ast.withitem) and n.optional_vars is not None and _binds(n.optional_vars, name):
-                out.append((n.context_expr, None))
-        return sorted(out, key=lambda p: p[0].lineno)
+        return [(n, v) for n, v in self.tree.bindings(scope).get(name, []) if n.lineno < before]
 
     def _name(self, name: str, before: int, scope: ast.AST | None, hops: int,
               role: str) -> tuple[str, ast.AST] | None:
@@ -525,7 +568,7 @@ class _Tracer:
             self.chain.append(f"`{name}` assigned at line {stmt.lineno}")
             if isinstance(stmt, ast.For | ast.AsyncFor):
                 it = _src(self.src, stmt.iter).lower()
-                if any(w in it for w in _LOADERS) and not self._moved_after(name, stmt, before, sc):
+                if any(w in it for w in _LOADERS):
                     return "input-not-moved", stmt
                 return None
             if value is None:
@@ -537,8 +580,6 @@ class _Tracer:
                 if found is None and isinstance(source, ast.Name):
                     return None
                 return found
-            if self._moved_after(name, stmt, before, sc):
-                return None
             return self.trace(value, stmt.lineno, sc, hops + 1, role)
         # a parameter of the function: where the caller got it is another frame's question
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -546,16 +587,6 @@ class _Tracer:
             if name in names:
                 self.chain.append(f"`{name}` is a parameter of `{scope.name}`")
         return None
-
-    def _moved_after(self, name: str, stmt: ast.AST, before: int, scope: ast.AST) -> bool:
-        """``x = x.to(device)`` / ``x.cuda()`` between the definition and the failing line."""
-        for n in ast.walk(scope):
-            ln = getattr(n, "lineno", 0)
-            if not (stmt.lineno < ln < before):
-                continue
-            if isinstance(n, ast.Assign) and any(_binds(t, name) for t in n.targets):
-                return True  # rebound: the later definition is the one that reaches (handled by order)
-        return False
 
     def _method(self, cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
         for c in self._class_chain(cls):
@@ -707,6 +738,10 @@ def _bound(target: ast.AST, value: ast.AST, name: str) -> list[ast.AST]:
             return out
         return [_UNPACKED] if _binds(target, name) else []
     return []
+
+
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _binds(target: ast.AST, name: str) -> bool:

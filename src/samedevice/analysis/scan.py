@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,22 +106,26 @@ def _elementwise(stmt: ast.stmt) -> bool:
     return any(isinstance(n, ast.BinOp | ast.Compare | ast.Call) for n in ast.walk(stmt))
 
 
-def scan(roots: list[Path], facts: dict, *, limit: int = 5) -> tuple[list[Candidate], list[str]]:
-    """The best ``limit`` candidates over the Python files under ``roots``, and notes."""
+def scan(roots: list[Path], facts: dict, *, limit: int = 5,
+         progress: Callable[[int, int], None] | None = None) -> tuple[list[Candidate], list[str]]:
+    """The best ``limit`` candidates over the Python files under ``roots``, and notes.
+    ``progress(done, total)`` is called after each file (a large checkout takes a while)."""
     words = _op_words(facts)
     found: list[Candidate] = []
     notes: list[str] = []
-    for root in roots:
-        for path in python_files(root):
-            shown = str(path.relative_to(root))
-            source = read_source(path, shown)
-            if not isinstance(source, SourceText):
-                notes.append(source)
-                continue
-            try:
-                found += _scan_file(source, shown, facts, words)
-            except RecursionError:
-                notes.append(f"{shown}: skipped, too deeply nested to analyse")
+    files = [(root, path) for root in roots for path in python_files(root)]
+    for done, (root, path) in enumerate(files, 1):
+        if progress is not None:
+            progress(done, len(files))
+        shown = str(path.relative_to(root))
+        source = read_source(path, shown)
+        if not isinstance(source, SourceText):
+            notes.append(source)
+            continue
+        try:
+            found += _scan_file(source, shown, facts, words)
+        except RecursionError:
+            notes.append(f"{shown}: skipped, too deeply nested to analyse")
     found.sort(key=lambda c: (c.rank, c.path, c.line))
     seen: set[tuple[str, str]] = set()
     best = []

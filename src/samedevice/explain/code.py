@@ -9,6 +9,7 @@ input, the user's training loop names the batch that was never moved). The analy
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from samedevice.analysis.culprit import Diagnosis, diagnose
@@ -75,11 +76,21 @@ def read_code(result: dict, source_dirs: list[Path], *, local: bool = True) -> d
     return {"diagnosis": first.to_dict() if first else None, "notes": notes, "read": read}
 
 
+def _progress(done: int, total: int) -> None:
+    """A line on a terminal's stderr while a checkout is read (never into a pipe or the JSON)."""
+    if not sys.stderr.isatty() or total < 50:
+        return
+    if done % 25 == 0 or done == total:
+        end = "\n" if done == total else ""
+        print(f"\rsamedevice explain: read {done}/{total} files of the checkout", end=end,
+              file=sys.stderr, flush=True)
+
+
 def _scan(source_dirs: list[Path], facts: dict, notes: list[str]) -> dict | None:
     """No frame of the paste was read: rank the places in the checkout where it can happen."""
     from samedevice.analysis.scan import scan
 
-    candidates, scan_notes = scan(source_dirs, facts)
+    candidates, scan_notes = scan(source_dirs, facts, progress=_progress)
     notes += scan_notes[:3]
     if not candidates:
         notes.append("the paste names no line of this checkout, and no statement in it where the "

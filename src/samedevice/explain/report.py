@@ -141,7 +141,14 @@ def _code(result: dict, out: list[str], _para, width: int = 100) -> None:
                                  break_on_hyphens=False, break_long_words=False))
     diag = code.get("diagnosis")
     culprit = result.get("culprit")
-    if culprit:
+    if culprit and culprit.get("located_by") == "scan":
+        # the paste names no line: places to look, not a verdict
+        out.append("")
+        out.append("Where to look in your code (the paste names no line of it)")
+        for c in culprit.get("candidates", [])[:3]:
+            para(f"- {c['at']}  {c['statement'][:100]}")
+            para(f"`{c['expr'][:60]}` made at {c['made_at']}", indent="      ")
+    elif culprit:
         out.append("")
         out.append("The culprit, from your code")
         para(f"`{culprit['expr']}` in {culprit['statement']}")
