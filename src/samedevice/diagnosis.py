@@ -13,6 +13,7 @@ reports where its parameters are. Nothing here imports torch: a value's device i
 from __future__ import annotations
 
 import ast
+import json
 import linecache
 import os
 import sys
@@ -92,18 +93,21 @@ def _device(value: Any) -> str:
 def describe(exc: BaseException, *, docs: bool = True) -> str:
     """The diagnosis text, or "" when the error is no device error or nothing can be said."""
     try:
-        return _describe(exc, docs=docs)
+        found = diagnosis_of(exc)
     except Exception as e:  # the diagnosis must never hide the user's own error
         return f"samedevice: no diagnosis ({type(e).__name__}: {e})\n"
+    return render(found, docs=docs) if found is not None else ""
 
 
-def _describe(exc: BaseException, *, docs: bool) -> str:
+def diagnosis_of(exc: BaseException) -> dict | None:
+    """What the live program shows about a device error, as one record (``render`` prints it;
+    ``samedevice run --diagnosis-json FILE`` writes it): the template, the failing statement, each
+    operand with its device, the culprit or what is still open, and the family."""
     facts = _facts(exc)
     if facts is None:
-        return ""
+        return None
     kb = facts.pop("_kb")
     frames = _user_frames(exc.__traceback__)
-    out = [f"samedevice: {facts['template']} {facts['title']}"]
     for frame, lineno in reversed(frames[-6:]):
         path = frame.f_code.co_filename
         text = "".join(linecache.getlines(path))
@@ -117,36 +121,49 @@ def _describe(exc: BaseException, *, docs: bool) -> str:
         diag = diagnose(src, lineno, facts, path=_short(path))
         if diag is None:
             continue
-        rows = []
+        operands = []
         for role, node in diag.operand_nodes:
             ok, value = _lookup(node, frame)
             device = _device(value) if ok else ""
             if device:
-                rows.append((_text(node), role, device))
-        if not rows and diag.culprit is None:
+                operands.append({"expr": _text(node), "role": role, "device": device})
+        if not operands and diag.culprit is None:
             continue
-        out.append(f"  at {diag.path}:{diag.line} in {diag.function or '<module>'}: {diag.statement}")
-        for name, role, device in rows:
-            out.append(f"    {name:<32} {device:<10} ({role})")
-        if diag.culprit is not None:
-            c = diag.culprit
-            out.append(f"  culprit: {c.expr}, made at {c.made_at}")
-            out.append(f"  why: {c.why}")
-            out.append(f"  fix: {c.fix}")
-            family = c.family
-        else:
-            out.append(f"  still open: {diag.open}")
-            family = facts["families"][0] if facts["families"] else ""
-        if family:
-            fam = kb["families"].get(family, {"title": family, "page": f"families/{family.lower()}/"})
-            line = f"  family: {family} {fam['title']}"
-            if docs:
-                from samedevice.docs_url import page_url
+        c = diag.culprit
+        family = c.family if c is not None else (facts["families"][0] if facts["families"] else "")
+        fam = kb["families"].get(family, {"title": family, "page": f"families/{family.lower()}/"}) if family else None
+        return {
+            "template": facts["template"], "template_title": facts["title"],
+            "path": diag.path, "line": diag.line, "function": diag.function or "<module>",
+            "statement": diag.statement, "operands": operands,
+            "culprit": None if c is None else {"expr": c.expr, "role": c.role, "made_at": c.made_at,
+                                               "kind": c.kind, "why": c.why, "fix": c.fix},
+            "open": "" if c is not None else diag.open,
+            "family": family, "family_title": fam["title"] if fam else "", "family_page": fam["page"] if fam else "",
+        }
+    return None
 
-                line += f"  {page_url(fam['page'])}"
-            out.append(line)
-        return "\n".join(out) + "\n"
-    return ""
+
+def render(d: dict, *, docs: bool = True) -> str:
+    out = [f"samedevice: {d['template']} {d['template_title']}",
+           f"  at {d['path']}:{d['line']} in {d['function']}: {d['statement']}"]
+    for o in d["operands"]:
+        out.append(f"    {o['expr']:<32} {o['device']:<10} ({o['role']})")
+    c = d["culprit"]
+    if c is not None:
+        out.append(f"  culprit: {c['expr']}, made at {c['made_at']}")
+        out.append(f"  why: {c['why']}")
+        out.append(f"  fix: {c['fix']}")
+    else:
+        out.append(f"  still open: {d['open']}")
+    if d["family"]:
+        line = f"  family: {d['family']} {d['family_title']}"
+        if docs:
+            from samedevice.docs_url import page_url
+
+            line += f"  {page_url(d['family_page'])}"
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _text(node: ast.AST) -> str:
@@ -167,8 +184,20 @@ def _short(path: str) -> str:
     return rel if not rel.startswith("..") else norm
 
 
-def print_diagnosis(exc: BaseException) -> None:
-    text = describe(exc)
-    if text:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+def print_diagnosis(exc: BaseException, json_path: str | None = None) -> None:
+    """After the traceback, on stderr; and, for a tool reading it, as JSON into ``json_path``."""
+    try:
+        found = diagnosis_of(exc)
+    except Exception as e:  # the diagnosis must never hide the user's own error
+        sys.stderr.write(f"samedevice: no diagnosis ({type(e).__name__}: {e})\n")
+        return
+    if found is None:
+        return
+    sys.stderr.write(render(found))
+    sys.stderr.flush()
+    if json_path:
+        try:
+            with open(json_path, "w", encoding="utf-8") as f:
+                json.dump(found, f, indent=2)
+        except OSError as e:
+            sys.stderr.write(f"samedevice: could not write the diagnosis to {json_path} ({e.strerror or e})\n")

@@ -95,3 +95,21 @@ def test_the_run_page_shows_what_run_prints(tmp_path):
     r = subprocess.run([sys.executable, "-m", "samedevice", "run", "scaled.py"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=240)
     assert "samedevice: T1" + r.stderr.split("samedevice: T1", 1)[1] == shown
+
+
+def test_run_writes_the_same_diagnosis_as_json_for_tools(tmp_path):
+    import json
+
+    r = run(tmp_path, PROGRAM, "--diagnosis-json", "d.json")
+    assert r.returncode == 1
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert (d["template"], d["line"], d["statement"]) == ("T1", 13, "return self.lin(x) * self.scale")
+    assert {"expr": "self.scale", "role": "operand", "device": "cpu"} in d["operands"]
+    assert d["culprit"]["expr"] == "self.scale" and d["culprit"]["made_at"].startswith("prog.py:10  ")
+    assert (d["culprit"]["kind"], d["family"]) == ("plain-tensor-attribute", "F2")
+    # a correct program raises nothing: no file, and a stale one from an earlier run is removed
+    (tmp_path / "d.json").write_text("{}")
+    ok = run(tmp_path, CORRECT, "--diagnosis-json", "d.json")
+    assert ok.returncode == 0 and not (tmp_path / "d.json").exists()
+    bad = run(tmp_path, CORRECT, "--diagnosis-json", "nowhere/d.json")
+    assert bad.returncode == 2 and "no such folder" in bad.stderr and "Traceback" not in bad.stderr

@@ -65,7 +65,7 @@ def _strip_uncaught_tracebacks() -> None:
             # after CUDA's unchanged traceback: which operand, where it was made, the fix
             from samedevice.diagnosis import print_diagnosis
 
-            print_diagnosis(exc)
+            print_diagnosis(exc, os.environ.get("SAMEDEVICE_DIAGNOSIS_JSON"))
 
     sys.excepthook = hook
 

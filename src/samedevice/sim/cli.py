@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="accept a program that never puts a tensor on the GPU (exit status 0)")
     parser.add_argument("--no-diagnosis", action="store_true",
                         help="print CUDA's traceback only, without samedevice's diagnosis after it")
+    parser.add_argument("--diagnosis-json", metavar="FILE", type=Path,
+                        help="also write the diagnosis of a device error as JSON into FILE (for tools; "
+                             "not written when the program raises none)")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -62,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
     env["SAMEDEVICE_GPUS"] = str(args.gpus)
     env.pop("SAMEDEVICE_RESULT", None)
     env["SAMEDEVICE_DIAGNOSE"] = "0" if args.no_diagnosis else "1"
+    env.pop("SAMEDEVICE_DIAGNOSIS_JSON", None)
+    if args.diagnosis_json is not None:
+        target = args.diagnosis_json.resolve()
+        if not target.parent.is_dir():
+            raise UserError(f"--diagnosis-json: no such folder: {target.parent}")
+        target.unlink(missing_ok=True)  # a stale file must not pass for this run's diagnosis
+        env["SAMEDEVICE_DIAGNOSIS_JSON"] = str(target)
     with tempfile.TemporaryDirectory(prefix="samedevice-usage-") as usage_dir:
         env["SAMEDEVICE_USAGE_DIR"] = usage_dir
         status = subprocess.call([sys.executable, str(script), *args.args], env=env)
