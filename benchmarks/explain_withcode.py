@@ -18,7 +18,10 @@ another machine's; they are matched by their longest common ending). It scores:
 
 The records are split into halves by ``crc32(id) % 2`` (0: tune, 1: check). Usage:
 
-    python benchmarks/explain_withcode.py [--split check|tune|all] [--json] [--list]
+    python benchmarks/explain_withcode.py [--split check|tune|all] [--wave N] [--json] [--list]
+
+``--wave 1`` is the first collection (records without a ``wave`` field), ``--wave 2`` the
+second; without it every record counts.
 """
 
 from __future__ import annotations
@@ -140,9 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("check", "tune", "all"), default="all")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--list", action="store_true", help="one line per record")
+    ap.add_argument("--wave", type=int, help="only the records of this collection wave (1: the first)")
     args = ap.parse_args(argv)
     kb = knowledge()
     records = load()
+    if args.wave is not None:
+        records = [r for r in records if r.get("wave", 1) == args.wave]
     halves = ("tune", "check") if args.split == "all" else (args.split,)
     out = {}
     for half in halves:

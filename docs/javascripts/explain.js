@@ -630,6 +630,8 @@
         why: "the traceback passes through `" + hit[1] + "`, where case " + c.id + " (" + c.title + ") happens"
       });
     });
+    var printed = fingerprintMatches(pasteTokens(lines, lo, hi, errors), kb);
+    fingerprintEvidence(printed, caseHits, scores, evidence, kb);
     var ranking = rankFamilies(scores, primary, evidence, kb);
     var prior = null;
     if (primary && !evidence.length && !primary.own_families) {
@@ -637,7 +639,7 @@
       ranking = filled[0];
       prior = filled[1];
     }
-    var cases = rankCases(primary, caseHits, ranking, kb);
+    var cases = rankCases(primary, caseHits, printed, ranking, kb);
     var out = result(primary, errors, ranking, cases, evidence, frames, region, kb);
     out.prior = prior;
     return out;
@@ -734,6 +736,85 @@
     return hits;
   }
 
+  // A documented project's own code, recognised by its identifiers (explain/fingerprint.py).
+  var TOKEN = /[A-Za-z_][A-Za-z0-9_]*/g;
+  var PREFIX = /([A-Za-z_][A-Za-z0-9_]*)\W{0,4}$/;
+  var HEAD_LINES = 60;
+  var MIN_LENGTH = 5;
+
+  function pasteTokens(lines, lo, hi, errors) {
+    var blank = {};
+    var prefixes = {};
+    errors.forEach(function (e) {
+      e.spans.forEach(function (span) {
+        for (var i = span[0]; i <= span[1]; i++) blank[i] = i === span[0] ? span[2] : "";
+        var m = PREFIX.exec(span[2]);
+        if (m) prefixes[m[1].toLowerCase()] = true;
+      });
+    });
+    var out = {};
+    var rows = [];
+    var i;
+    for (i = 0; i < Math.min(HEAD_LINES, lines.length); i++) rows.push(i);
+    for (i = Math.max(lo, HEAD_LINES); i < Math.min(hi, lines.length); i++) rows.push(i);
+    rows.forEach(function (k) {
+      var text = Object.prototype.hasOwnProperty.call(blank, k) ? blank[k] : lines[k];
+      (text.match(TOKEN) || []).forEach(function (t) {
+        if (t.length < MIN_LENGTH) return;
+        var low = t.toLowerCase();
+        if (!Object.prototype.hasOwnProperty.call(out, low)) out[low] = k + 1;
+      });
+    });
+    var kept = {};
+    Object.keys(prefixes).forEach(function (p) { if (Object.prototype.hasOwnProperty.call(out, p)) kept[p] = true; });
+    return [out, kept];
+  }
+
+  function fingerprintMatches(pair, kb) {
+    var tokens = pair[0];
+    var prefixes = pair[1];
+    var least = kb.scoring.fingerprint_min;
+    var out = [];
+    kb.cases.forEach(function (c) {
+      var found = Object.keys(c.fingerprint).filter(function (n) { return Object.prototype.hasOwnProperty.call(tokens, n); }).sort();
+      if (!found.length || (found.length < 2 && !prefixes[found[0]])) return;
+      var score = 0.0;
+      found.forEach(function (n) { score += c.fingerprint[n] * (prefixes[n] ? 2 : 1); });
+      if (score >= least) {
+        var line = Math.min.apply(null, found.map(function (n) { return tokens[n]; }));
+        out.push([c, found, score, line]);
+      }
+    });
+    // stable, strongest first (as Python's sort)
+    return out.map(function (m, i) { return [m, i]; })
+      .sort(function (a, b) { return (b[0][2] - a[0][2]) || (a[1] - b[1]); })
+      .map(function (p) { return p[0]; });
+  }
+
+  function fingerprintEvidence(printed, caseHits, scores, evidence, kb) {
+    var s = kb.scoring;
+    var framed = {};
+    caseHits.forEach(function (hit) { if (!search(s.generic_fragment, hit[1])) framed[hit[0].slug] = true; });
+    printed.forEach(function (m) {
+      var c = m[0];
+      if (framed[c.slug]) return;
+      var weight = s.case_fingerprint_family * Math.min(m[2], s.fingerprint_cap);
+      scores[c.family] = (scores[c.family] || 0.0) + weight;
+      var fam = {};
+      fam[c.family] = weight;
+      var names = m[1].slice(0, 4).map(function (n) { return "`" + n + "`"; }).join(", ");
+      evidence.push({
+        rule: "case-fingerprint",
+        where: "text",
+        families: fam,
+        match: m[1].join(", "),
+        line: m[3],
+        "case": c.slug,
+        why: "the paste names " + names + ", identifiers of the code of case " + c.id + " (" + c.title + ")"
+      });
+    });
+  }
+
   function rankFamilies(scores, primary, evidence, kb) {
     var priorOrder = primary ? primary.families : [];
     var ids = Object.keys(kb.families);
@@ -772,13 +853,15 @@
 
   function fmt(x) { return String(x); }
 
-  function rankCases(primary, caseHits, ranking, kb) {
+  function rankCases(primary, caseHits, printed, ranking, kb) {
     var s = kb.scoring;
     var familyScores = {};
     ranking.forEach(function (r) { familyScores[r.family] = r.score; });
     var best = ranking.length ? ranking[0].score : 0.0;
     var framed = {};
     caseHits.forEach(function (hit) { framed[hit[0].slug] = hit[1]; });
+    var named = {};
+    printed.forEach(function (m) { named[m[0].slug] = [m[1], m[2]]; });
     // A template that few cases print (T7, T10, ...) points at them by itself (as in engine.py).
     var template = primary ? (SAME_CHECK[primary.template] || primary.template) : null;
     var printing = kb.cases.filter(function (c) {
@@ -794,13 +877,18 @@
         score += search(s.generic_fragment, framed[c.slug]) ? s.case_frame_generic : s.case_frame;
         why.push("traceback passes through " + framed[c.slug]);
       }
+      var isNamed = Object.prototype.hasOwnProperty.call(named, c.slug);
+      if (isNamed) {
+        score += s.case_fingerprint * Math.min(named[c.slug][1], s.fingerprint_cap);
+        why.push("the paste names its code: " + named[c.slug][0].slice(0, 4).join(", "));
+      }
       var matched = primary ? signatureScore(primary, c, s) : [0.0, []];
       var sig = matched[0];
       if (sig > 0) {
         score += sig;
         why.push("its documented error has the same " + matched[1].join(", ") + " (score " + fmt(sig) + ")");
       }
-      if (!isFramed && sig < s.case_min_signature && !(rare && sig > 0)) return;
+      if (!isFramed && !isNamed && sig < s.case_min_signature && !(rare && sig > 0)) return;
       if (best > 0) score += s.family_share * (familyScores[c.family] || 0.0) / best;
       out.push({ slug: c.slug, id: c.id, title: c.title, family: c.family, score: score, page: c.page, why: why, _order: order });
     });

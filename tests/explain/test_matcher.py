@@ -249,3 +249,65 @@ def test_no_message_but_evidence_still_ranks(explain):
     result = explain(text)
     assert result["template"] is None
     assert result["families"] == ["F8"]
+
+
+# -- fingerprints: a documented project's code named in a paste ----------------------------------
+
+SEED_THREADS = SEED.parent / "seed_threads"
+
+
+@pytest.mark.parametrize("path", sorted(SEED_THREADS.glob("*.txt")), ids=lambda p: p.stem)
+def test_seed_bug_as_its_thread_shows_it_finds_its_case(explain, path):
+    """The five seed reports as their upstream threads show them (tests/explain/seed_threads,
+    verbatim excerpts): a traceback cut above the message (LLMs-from-scratch #172), a message
+    prefixed by the function that raised it (LyCORIS #146's title), prose naming the file,
+    functions and variables (recognize-anything #155), frames printed as `file line function`
+    (Lightning #19912), a cut traceback through the library (lightly #1630)."""
+    project = path.stem.replace("__", "/")
+    wanted = next(c for c in CASES if c.upstream.project == project)
+    result = explain(path.read_text(encoding="utf-8"))
+    assert result["cases"][0] == wanted.slug
+    assert result["families"][0] == wanted.family
+
+
+def _fingerprint_kb(tmp_path, why: str, program: str = "pass\n"):
+    root = tmp_path / "checkout"
+    (root / "cases").mkdir(parents=True)
+    text = _case_file("demo-fp", "SD-9101", "F5", "T1", ["demo_extract.py"],
+                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!")
+    (root / "cases" / "demo-fp.toml").write_text(text.replace('why = "w"', f"why = {why!r}".replace("'", '"')))
+    (root / "snippets" / "demo-fp").mkdir(parents=True)
+    (root / "snippets" / "demo-fp" / "broken.py").write_text(program)
+    (root / "snippets" / "demo-fp" / "fixed.py").write_text("pass\n")
+    return build(root)
+
+
+def test_fingerprint_comes_from_the_case_files(tmp_path):
+    """Names quoted in the page's prose and defined by its program, none typed into explain."""
+    kb = _fingerprint_kb(tmp_path, "`merge_lowrank_diff` subtracts `root_weight_cache` ...",
+                         "class LowRankMerger:\n    def fold_kernels(self):\n        self.kernel_bank = 1\n")
+    prints = kb["cases"][0]["fingerprint"]
+    assert {"merge_lowrank_diff", "root_weight_cache", "lowrankmerger", "fold_kernels", "kernel_bank"} <= set(prints)
+    assert "register_buffer" not in prints and "demo_extract" in prints
+    prose = "In fold_kernels the kernel_bank stays on the CPU: mismatch between cuda and cpu"
+    result = explain_text(prose, kb)
+    assert result["cases"] == ["demo-fp"]
+    hit = next(e for e in result["evidence"] if e["rule"] == "case-fingerprint")
+    assert (hit["match"], hit["line"], hit["families"]) == ("fold_kernels, kernel_bank", 1, {"F5": 4.0})
+
+
+def test_a_function_prefixing_the_message_counts_alone(tmp_path):
+    kb = _fingerprint_kb(tmp_path, "`merge_lowrank_diff` subtracts ...")
+    msg = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    prefixed = explain_text(f"merge_lowrank_diff: {msg}", kb)
+    assert prefixed["case_ranking"][0]["why"][0] == "the paste names its code: merge_lowrank_diff"
+    # the same name elsewhere in the paste is one name only: a coincidence, not the case
+    elsewhere = explain_text(f"I call merge_lowrank_diff later.\nRuntimeError: {msg}", kb)
+    assert "case-fingerprint" not in {e["rule"] for e in elsewhere["evidence"]}
+
+
+def test_names_every_project_uses_are_no_fingerprint(tmp_path):
+    kb = _fingerprint_kb(tmp_path, "`register_buffer`, `input_ids`, `state_dict`, `index_select`")
+    assert kb["cases"][0]["fingerprint"] == {"demo_extract": 1.0}
+    text = "input_ids and state_dict: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    assert "case-fingerprint" not in {e["rule"] for e in explain_text(text, kb)["evidence"]}

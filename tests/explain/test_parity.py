@@ -63,6 +63,7 @@ def _inputs() -> list[str]:
         if devset.is_file():
             texts += [json.loads(line)["text"] for line in devset.read_text(encoding="utf-8").splitlines() if line.strip()]
     texts += [p.read_text(encoding="utf-8") for p in sorted(SEED.glob("*.txt"))]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((SEED.parent / "seed_threads").glob("*.txt"))]
     texts += _fuzz(300)
     texts += ["", "   \n ", "a\x00b", "\x01\x02\x03\x04\x05\x06\x07\x0e\x0f\x10\x11\x12 binary", "no device error here"]
     return texts

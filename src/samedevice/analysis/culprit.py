@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from .project import ClassRef, Project
 from .source import SourceFile, const_str, kwarg
 from .values import FACTORIES
 
@@ -27,12 +28,24 @@ _SAME_DEVICE = frozenset({
     "unsqueeze", "squeeze", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as",
     "repeat", "permute", "transpose", "t", "contiguous", "clone", "detach", "flatten",
     "unflatten", "narrow", "select", "index_select", "gather", "flip", "roll", "chunk", "split",
-    "squeeze_", "unsqueeze_", "type_as", "sum", "mean", "max", "min", "softmax", "log_softmax",
+    "squeeze_", "unsqueeze_", "sum", "mean", "max", "min", "softmax", "log_softmax",
     "exp", "log", "abs", "sqrt", "pow", "clamp", "clamp_", "masked_fill", "requires_grad_",
     "detach_", "sigmoid", "tanh", "relu", "argmax", "argmin", "cumsum", "sort", "topk",
     "repeat_interleave", "to_dense", "add", "sub", "mul", "div", "matmul",
+    # in place, or clearly a tensor's own method: the result is on the receiver's device (names
+    # a module attribute often has -- norm, std, diag -- stay out: `self.norm(x)` is a layer)
+    "fill_", "zero_", "uniform_", "normal_", "random_", "bernoulli_", "exponential_", "add_",
+    "sub_", "mul_", "div_", "masked_fill_", "index_fill_", "scatter_", "scatter_add_", "copy_",
+    "clamp_min", "clamp_max", "clamp_min_", "clamp_max_", "abs_", "neg_", "reciprocal", "rsqrt",
+    "log1p", "expm1", "cumprod", "triu", "tril", "movedim", "swapaxes", "nan_to_num",
+    "pin_memory", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
 _MOVES = frozenset({"cuda", "to", "xpu", "mps", "npu"})
+# torch dtypes: `.to(torch.float16)` changes the type, not the device
+_DTYPES = frozenset({
+    "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
+    "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble",
+})
 _LAYER_OPS = ("addmm", "linear", "mm", "matmul", "conv", "convolution", "cudnn", "embedding",
               "layer_norm", "batch_norm", "group_norm", "native_layer_norm", "mkldnn",
               "_convolution", "slow_conv", "thnn_conv", "lstm", "gru", "rnn", "bmm", "baddbmm")
@@ -93,6 +106,10 @@ class Diagnosis:
     open: str = ""  # what the code did not decide
     # (role, expression) of each operand, for a live program to look their values up
     operand_nodes: list[tuple[str, ast.AST]] = field(default_factory=list)
+    # (role, name) of the operands whose value is a parameter of the function: the caller's frame
+    # says where it came from (diagnose_caller)
+    parameters: list[tuple[str, str]] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)  # the function's parameters, self first
 
     def to_dict(self) -> dict:
         return {
@@ -451,13 +468,19 @@ def _mapping_store(target: ast.Subscript) -> bool:
 class _Tracer:
     """Follows one operand back to where its value was made."""
 
-    def __init__(self, src: SourceFile, tree: FileIndex, stmt: ast.stmt, function: ast.AST | None,
-                 cls: ast.ClassDef | None, path: str, facts: dict) -> None:
+    def __init__(self, src: SourceFile, tree: FileIndex, stmt: ast.stmt | None, function: ast.AST | None,
+                 cls: ast.ClassDef | None, path: str, facts: dict, project: Project | None = None) -> None:
         self.src, self.tree, self.stmt, self.function, self.cls = src, tree, stmt, function, cls
-        self.path, self.facts = path, facts
+        self.path, self.facts, self.project = path, facts, project
         self.chain: list[str] = []
+        self.sources: list[SourceFile] = []  # other files read on the way (shared with sub-tracers)
+        self.parameter: str = ""  # the operand's value is this parameter of the function
 
     def where(self, node: ast.AST) -> str:
+        """``path:line  code`` of the node, in whichever file read on the way holds it."""
+        for src in self.sources:
+            if id(node) in _index_of(src).parent:
+                return f"{src.path}:{node.lineno}  {_line(src, node.lineno)}"
         return f"{self.path}:{node.lineno}  {_line(self.src, node.lineno)}"
 
     # returns (kind, node where it was made) or None when the value's device is unknown or follows
@@ -530,21 +553,32 @@ class _Tracer:
                 target = c.args[0] if c.args else kwarg(c, "device")
                 if target is not None and const_str(target) == "cpu":
                     return "cpu-device-string", c
+                if (target is None and kwarg(c, "dtype") is not None) or _is_dtype(self.src, target):
+                    return self.trace(c.func.value, before, scope, hops + 1, role)  # a cast only
                 return None  # moved to a device: follows the model
+            if name == "type_as" and c.args:
+                return self.trace(c.args[0], before, scope, hops + 1, role)  # takes the other's device
+            if name == "type" and c.args:
+                # `.type(torch.LongTensor)` / `.type("torch.FloatTensor")`: a CPU type
+                t = self.src.qual(c.args[0]) or const_str(c.args[0]) or ""
+                if t.startswith("torch.") and not t.startswith("torch.cuda.") and t.rsplit(".", 1)[-1] in _LEGACY_CPU_TYPES:
+                    return "cpu-device-string", c
+                return None
             if name in _MOVES:
                 return None
             if name in _SAME_DEVICE:
                 return self.trace(c.func.value, before, scope, hops + 1, role)
-            # a method of self defined in this class: what it returns
+            # a method of self defined in this class (or a base): what it returns
             if isinstance(c.func.value, ast.Name) and c.func.value.id == "self" and self.cls is not None:
-                fn = self._method(self.cls, name)
-                if fn is not None:
-                    return self._returns(fn, hops, role)
+                found = self._method(self.cls, name)
+                if found is not None:
+                    fn, ref = found
+                    return self._in(ref).returns(fn, hops, role)
         if isinstance(c.func, ast.Name) and c.func.id in self.src.functions:
-            return self._returns(self.src.functions[c.func.id], hops, role)
+            return self.returns(self.src.functions[c.func.id], hops, role)
         return None
 
-    def _returns(self, fn: ast.AST, hops: int, role: str) -> tuple[str, ast.AST] | None:
+    def returns(self, fn: ast.AST, hops: int, role: str) -> tuple[str, ast.AST] | None:
         for n in ast.walk(fn):
             if isinstance(n, ast.Return) and n.value is not None:
                 self.chain.append(f"returned by `{getattr(fn, 'name', '?')}` at line {n.lineno}")
@@ -552,6 +586,17 @@ class _Tracer:
                 if found:
                     return found
         return None
+
+    def _in(self, ref: ClassRef) -> _Tracer:
+        """The tracer for a class of another file (its own lines, its own path), sharing the chain."""
+        if ref.src is self.src:
+            sub = _Tracer(self.src, self.tree, self.stmt, self.function, ref.node, self.path, self.facts, self.project)
+        else:
+            sub = _Tracer(ref.src, _index_of(ref.src), None, None, ref.node, ref.src.path, self.facts, self.project)
+            if ref.src not in self.sources:
+                self.sources.append(ref.src)
+        sub.chain, sub.sources = self.chain, self.sources
+        return sub
 
     def _definitions(self, name: str, before: int, scope: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
         """(statement, value) pairs binding ``name`` in ``scope`` before line ``before``."""
@@ -586,25 +631,39 @@ class _Tracer:
             names = [a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)]
             if name in names:
                 self.chain.append(f"`{name}` is a parameter of `{scope.name}`")
+                if scope is self.function:
+                    self.parameter = name
         return None
 
-    def _method(self, cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-        for c in self._class_chain(cls):
-            for item in c.body:
+    def _method(self, cls: ast.ClassDef, name: str) -> tuple[ast.FunctionDef, ClassRef] | None:
+        for ref in self._class_chain(cls):
+            for item in ref.node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name:
-                    return item  # type: ignore[return-value]
+                    return item, ref  # type: ignore[return-value]
         return None
 
-    def _class_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
-        chain, seen = [cls], {cls.name}
+    def _class_ref(self, src: SourceFile, name: str) -> ClassRef | None:
+        info = src.classes.get(name)
+        if info is not None:
+            return ClassRef(info.node, src)
+        if self.project is not None:
+            return self.project.find_class(src, name)
+        return None
+
+    def _class_chain(self, cls: ast.ClassDef) -> list[ClassRef]:
+        """The class and its bases, those of other files of the project included."""
+        chain, seen = [ClassRef(cls, self.src)], {cls.name}
         i = 0
         while i < len(chain):
-            for b in chain[i].bases:
+            ref = chain[i]
+            for b in ref.node.bases:
                 bname = b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
-                info = self.src.classes.get(bname)
-                if info is not None and bname not in seen:
+                if not bname or bname in seen:
+                    continue
+                found = self._class_ref(ref.src, bname)
+                if found is not None:
                     seen.add(bname)
-                    chain.append(info.node)
+                    chain.append(found)
             i += 1
         return chain
 
@@ -621,17 +680,31 @@ class _Tracer:
             if isinstance(cur, ast.Name) and role == "weight":
                 return self._module_object(cur.id, path, before, scope)
             return None
-        return self._self_attr(self.cls, path, hops, role)
+        return self.self_attr(self.cls, path, hops, role)
 
-    def _self_attr(self, cls: ast.ClassDef, path: list[str], hops: int, role: str) -> tuple[str, ast.AST] | None:
+    def self_attr(self, cls: ast.ClassDef, path: list[str], hops: int, role: str,
+                  known: dict[str, object] | None = None) -> tuple[str, ast.AST] | None:
+        """``self.a.b`` read in ``cls``: where it was set (``known``: the constant arguments
+        the class was built with, which decide ``if flag:`` branches of its methods)."""
+        if hops > MAX_HOPS:
+            return None
         attr = path[0]
-        assigns: list[tuple[ast.FunctionDef, ast.AST, ast.AST]] = []
+        assigns: list[tuple[ast.FunctionDef, ast.AST, ast.AST, ClassRef]] = []
         registered = False
-        for c in self._class_chain(cls):
-            for fn in c.body:
+        for ref in self._class_chain(cls):
+            for fn in ref.node.body:
                 if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
                     continue
-                for n in ast.walk(fn):
+                if fn.name == attr and any(_decorator_name(d) == "property" for d in fn.decorator_list):
+                    # a property: what its getter returns
+                    self.chain.append(f"`{attr}` is a property of `{ref.node.name}`")
+                    sub = self._in(ref)
+                    found = sub.returns(fn, hops + 1, role) if len(path) == 1 else None
+                    if found is None and len(path) == 1:
+                        found = sub.property_attr(fn, hops + 1, role, known)
+                    return found
+                live = _live_nodes(fn, known)
+                for n in live:
                     if isinstance(n, ast.Call) and _call_name(n) in ("register_buffer", "register_parameter") \
                             and n.args and const_str(n.args[0]) == attr:
                         registered = True
@@ -640,7 +713,7 @@ class _Tracer:
                         for t in targets:
                             if isinstance(t, ast.Attribute) and t.attr == attr and \
                                     isinstance(t.value, ast.Name) and t.value.id == "self" and n.value is not None:
-                                assigns.append((fn, n, n.value))
+                                assigns.append((fn, n, n.value, ref))
         if registered and len(path) == 1:
             return None  # a buffer or parameter: moves with the module
         if role == "weight" and len(path) == 1:
@@ -649,19 +722,21 @@ class _Tracer:
                 return replaced
         if not assigns:
             return None
-        fn, stmt, value = assigns[0]
-        self.chain.append(f"`self.{'.'.join(path)}` set in `{cls.name}.{fn.name}` at line {stmt.lineno}")
-        qual = self.src.qual(value.func) if isinstance(value, ast.Call) else None
-        if len(path) > 1 and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                and value.func.id in self.src.classes:
-            helper = self.src.classes[value.func.id].node
-            inner = self._self_attr(helper, path[1:], hops + 1, role)
-            if inner is not None:
-                kind, node = inner
-                if kind in ("plain-tensor-attribute", "factory-without-device"):
-                    return "helper-object-attribute", node
-                return inner
-            return None
+        fn, stmt, value, ref = assigns[0]
+        sub = self._in(ref)
+        self.chain.append(f"`self.{'.'.join(path)}` set in `{ref.node.name}.{fn.name}` at line {stmt.lineno}")
+        qual = ref.src.qual(value.func) if isinstance(value, ast.Call) else None
+        if len(path) > 1 and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            helper = sub._class_ref(ref.src, value.func.id)
+            if helper is not None:
+                inner = sub._in(helper).self_attr(helper.node, path[1:], hops + 1, role,
+                                                  known=_call_arguments(value, helper.node))
+                if inner is not None:
+                    kind, node = inner
+                    if kind in ("plain-tensor-attribute", "factory-without-device"):
+                        return "helper-object-attribute", node
+                    return inner
+                return None
         if role == "weight" and len(path) == 1:
             if isinstance(value, ast.List | ast.Dict | ast.ListComp | ast.DictComp):
                 return "modules-in-plain-list", stmt
@@ -672,10 +747,36 @@ class _Tracer:
             return None
         if isinstance(value, ast.List | ast.Dict | ast.ListComp) and role == "weight":
             return "modules-in-plain-list", stmt
-        found = self.trace(value, stmt.lineno, fn, hops + 1, role)
-        if found is not None and found[0] == "factory-without-device" and len(path) == 1:
-            return "plain-tensor-attribute", stmt
+        found = sub.trace(value, stmt.lineno, fn, hops + 1, role)
+        if found is not None and found[0] == "factory-without-device" and len(path) == 1 \
+                and self._is_module(cls):
+            return "plain-tensor-attribute", stmt  # (a plain object has no buffers: its factory is the bug)
         return found
+
+    def _is_module(self, cls: ast.ClassDef) -> bool:
+        """Is ``cls`` an ``nn.Module`` (a base not found counts as one: it may well be)?"""
+        for ref in self._class_chain(cls):
+            for b in ref.node.bases:
+                q = ref.src.qual(b) or ""
+                tail = q.rsplit(".", 1)[-1]
+                if q.startswith("torch.nn.") or tail in ("Module", "LightningModule") or "Module" in tail:
+                    return True
+                name = b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                if name and name != "object" and self._class_ref(ref.src, name) is None:
+                    return True
+        return False
+
+    def property_attr(self, fn: ast.FunctionDef, hops: int, role: str,
+                      known: dict[str, object] | None) -> tuple[str, ast.AST] | None:
+        """A property returning ``self.x``: where ``self.x`` was set."""
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Attribute) \
+                    and isinstance(n.value.value, ast.Name) and n.value.value.id == "self" and self.cls is not None:
+                found = self.self_attr(self.cls, [n.value.attr], hops + 1, role, known)
+                if found is not None and found[0] == "factory-without-device":
+                    return "plain-tensor-attribute", found[1]
+                return found
+        return None
 
     def _replaced_after_move(self, attr: str) -> tuple[str, ast.AST] | None:
         """``model.out_head = nn.Linear(...)`` after ``model.to(device)``, anywhere in the file:
@@ -719,6 +820,94 @@ class _Tracer:
         return None
 
 
+def _index_of(src: SourceFile) -> FileIndex:
+    """A file's index, built once (a class of another file is read by many operands)."""
+    found = getattr(src, "_culprit_index", None)
+    if found is None:
+        found = FileIndex(src)
+        src._culprit_index = found  # type: ignore[attr-defined]
+    return found
+
+
+def _is_dtype(src: SourceFile, node: ast.AST | None) -> bool:
+    q = src.qual(node) if node is not None else None
+    return bool(q) and q.startswith("torch.") and q.count(".") == 1 and q.rsplit(".", 1)[-1] in _DTYPES
+
+
+def _decorator_name(d: ast.AST) -> str:
+    if isinstance(d, ast.Call):
+        d = d.func
+    return d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
+
+
+def _call_arguments(call: ast.Call, cls: ast.ClassDef) -> dict[str, object]:
+    """The constant arguments a class is built with, by ``__init__``'s parameter names (the
+    defaults of those not given included): ``Center(size, _register_buffer=False)``."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return {}
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    known: dict[str, object] = {}
+    defaults = init.args.defaults
+    for name, default in zip(params[len(params) - len(defaults):], defaults, strict=False):
+        if isinstance(default, ast.Constant):
+            known[name] = default.value
+    for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=False):
+        if isinstance(d, ast.Constant):
+            known[a.arg] = d.value
+    for name, arg in zip(params, call.args, strict=False):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Constant):
+            known[name] = arg.value
+        else:
+            known.pop(name, None)
+    for k in call.keywords:
+        if k.arg is None:
+            return {}  # **kwargs: nothing is known
+        if isinstance(k.value, ast.Constant):
+            known[k.arg] = k.value.value
+        else:
+            known.pop(k.arg, None)
+    return known
+
+
+def _truth(test: ast.AST, known: dict[str, object]) -> bool | None:
+    """The value of an ``if`` test from the known arguments, or None."""
+    if isinstance(test, ast.Name) and test.id in known:
+        return bool(known[test.id])
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _truth(test.operand, known)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and test.left.id in known and isinstance(test.comparators[0], ast.Constant):
+        value, other = known[test.left.id], test.comparators[0].value
+        if isinstance(test.ops[0], ast.Eq | ast.Is):
+            return value == other
+        if isinstance(test.ops[0], ast.NotEq | ast.IsNot):
+            return value != other
+    return None
+
+
+def _live_nodes(fn: ast.AST, known: dict[str, object] | None) -> list[ast.AST]:
+    """The nodes of ``fn``, without the branches the known arguments rule out."""
+    if not known:
+        return list(ast.walk(fn))
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = [fn]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.If):
+            value = _truth(node.test, known)
+            if value is not None:
+                out.append(node.test)
+                stack.extend(node.body if value else node.orelse)
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _data_name(name: str) -> bool:
     low = name.lower()
     return any(w in low for w in ("dataset", "loader", "_data", "data_", "batch")) or low in ("data", "samples")
@@ -749,10 +938,12 @@ def _binds(target: ast.AST, name: str) -> bool:
 
 
 def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
-             tree: FileIndex | None = None, stmt: ast.stmt | None = None) -> Diagnosis | None:
+             tree: FileIndex | None = None, stmt: ast.stmt | None = None,
+             project: Project | None = None) -> Diagnosis | None:
     """The failing statement at ``line`` and, when the code decides it, its culprit.
-    (``tree`` and ``stmt``: a scan over a whole file indexes it once.)"""
-    tree = tree or FileIndex(src)
+    (``tree`` and ``stmt``: a scan over a whole file indexes it once; ``project``: the other
+    files of the user's project, where imported classes and bases are read.)"""
+    tree = tree or _index_of(src)
     stmt = stmt or tree.statement_at(line)
     if stmt is None:
         return None
@@ -770,11 +961,88 @@ def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
             + (f" in `{cls.name}.{fn_name}`" if cls is not None and fn_name else f" in `{fn_name}`" if fn_name else "")]
     diag = Diagnosis(path=where, line=stmt.lineno, end_line=end, statement=text, function=fn_name,
                      cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
-                     culprit=None, read=read, operand_nodes=ops)
+                     culprit=None, read=read, operand_nodes=ops, signature=_params(function))
+    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops)
+
+
+def locate_line(src: SourceFile, line: int, shown: str) -> int:
+    """The line of ``src`` that ran: the traceback's number when that line reads as the code the
+    traceback printed, else the nearest line that does (the file here is another version of the
+    one that ran: a line was added above, or ``--source`` points at a later checkout)."""
+    want = " ".join((shown or "").split())
+    if not want:
+        return line
+    def same(i: int) -> bool:
+        have = " ".join(src.lines[i - 1].split()) if 0 < i <= len(src.lines) else ""
+        # a traceback may print a long line cut short
+        return bool(have) and (have == want or (len(want) >= 20 and have.startswith(want)))
+    if same(line):
+        return line
+    hits = [i for i in range(1, len(src.lines) + 1) if same(i)]
+    return min(hits, key=lambda i: (abs(i - line), i)) if hits else line
+
+
+def _params(function: ast.AST | None) -> list[str]:
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return []
+    a = function.args
+    return [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+def diagnose_caller(src: SourceFile, line: int, facts: dict, callee: Diagnosis, *, path: str = "",
+                    project: Project | None = None) -> Diagnosis | None:
+    """The frame that called ``callee``'s function, when its operands were that function's
+    parameters: the arguments this statement passed them are followed instead (a loss whose
+    ``target`` is the batch's label the training loop never moved)."""
+    if not callee.parameters or not callee.function:
+        return None
+    tree = _index_of(src)
+    stmt = tree.statement_at(line)
+    if stmt is None:
+        return None
+    header = _header(stmt)
+    calls = [n for n in _walk(header) if isinstance(n, ast.Call)]
+    by_name = [c for c in calls if _call_name(c) == callee.function]
+    if not by_name and callee.function in ("forward", "__call__"):
+        by_name = [c for c in calls if _is_module_call(src, c)]
+    if not by_name:
+        return None
+    call = by_name[0]
+    params = callee.signature
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    ops: list[tuple[str, ast.AST]] = []
+    for role, name in callee.parameters:
+        arg = kwarg(call, name)
+        if arg is None and name in params:
+            i = params.index(name)
+            if i < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:i + 1]):
+                arg = call.args[i]
+        if arg is not None and all(arg is not n for _, n in ops):
+            ops.append((role, arg))
+    if not ops:
+        return None
+    function = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    cls = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
+    where = path or src.path
+    end = stmt.end_lineno or stmt.lineno
+    fn_name = getattr(function, "name", "") if function is not None else ""
+    text = " ".join(_src(src, h) for h in header) if header else _line(src, stmt.lineno)
+    diag = Diagnosis(path=where, line=stmt.lineno, end_line=end, statement=text, function=fn_name,
+                     cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
+                     culprit=None, read=[f"{where}:{stmt.lineno} (the call of `{callee.function}`)"],
+                     operand_nodes=ops, signature=_params(function))
+    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops)
+
+
+def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, function: ast.AST | None,
+            cls: ast.ClassDef | None, where: str, facts: dict, project: Project | None,
+            ops: list[tuple[str, ast.AST]]) -> Diagnosis:
+    """Follow each operand to its origin; the surest CPU origin is the culprit."""
     wanted = _cpu_role(facts)
     found: list[tuple[tuple[int, int], Culprit]] = []
     for role, node in ops:
-        tracer = _Tracer(src, tree, stmt, function, cls, where, facts)
+        tracer = _Tracer(src, tree, stmt, function, cls, where, facts, project)
         if role in ("numpy",):
             kind, made = "numpy-on-accelerator", node
         elif role == "load" and isinstance(node, ast.Call):
@@ -785,9 +1053,14 @@ def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
         else:
             hit = tracer.trace(node, stmt.lineno, function, role=role)
             if hit is None:
+                if tracer.parameter:
+                    diag.parameters.append((role, tracer.parameter))
                 continue
             kind, made = hit
         family, why, fix = KINDS[kind]
+        # an index (T6) or a generator (T8) is a device-bound argument whatever made it (F9)
+        if (facts.get("template"), role) in (("T6", "index"), ("T6", "indexed"), ("T8", "generator")):
+            family = "F9"
         expr = _src(src, node)
         if kind == "layer-created-after-move" or kind == "modules-in-plain-list":
             role = "weight"

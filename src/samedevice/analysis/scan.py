@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,10 @@ from .source import SourceFile
 MAX_FILES = 2000
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "env",
               "site-packages", "dist-packages", "build", "dist", ".tox", ".mypy_cache"}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# file names too many projects share for a paste naming one to single it out
+_GENERIC_STEMS = frozenset({"model", "models", "train", "utils", "main", "__init__", "modules", "layers",
+                            "module", "inference", "predict", "trainer", "dataset", "config", "common"})
 _HOT_FUNCTIONS = ("forward", "loss", "__call__", "step", "sample", "predict", "generate", "decode",
                   "encode", "compute", "update", "infer")
 
@@ -37,7 +42,7 @@ class Candidate:
     statement: str
     function: str
     culprit: Culprit
-    rank: tuple[int, int, int]
+    rank: tuple[int, int, int, int]
 
 
 def python_files(root: Path) -> list[Path]:
@@ -65,6 +70,11 @@ def python_files(root: Path) -> list[Path]:
 
 def _op_words(facts: dict) -> tuple[str, ...]:
     """Call names a statement must hold to be where the message's op ran ('' : any op)."""
+    # the templates that name their operation without an op: deserialisation, NumPy conversion
+    if facts.get("template") == "T10":
+        return ("load",)
+    if facts.get("template") == "T11":
+        return ("numpy", "array", "asarray")
     op = (facts.get("op_base") or facts.get("op") or "").lower().lstrip("_")
     if not op:
         return ()
@@ -106,9 +116,11 @@ def _elementwise(stmt: ast.stmt) -> bool:
     return any(isinstance(n, ast.BinOp | ast.Compare | ast.Call) for n in ast.walk(stmt))
 
 
-def scan(roots: list[Path], facts: dict, *, limit: int = 5,
+def scan(roots: list[Path], facts: dict, *, limit: int = 5, named: frozenset[str] = frozenset(),
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Candidate], list[str]]:
     """The best ``limit`` candidates over the Python files under ``roots``, and notes.
+    ``named``: the names the paste holds (lower case); a place whose file, function or culprit
+    the paste names comes first -- the reporter said where to look.
     ``progress(done, total)`` is called after each file (a large checkout takes a while)."""
     words = _op_words(facts)
     found: list[Candidate] = []
@@ -123,7 +135,7 @@ def scan(roots: list[Path], facts: dict, *, limit: int = 5,
             notes.append(source)
             continue
         try:
-            found += _scan_file(source, shown, facts, words)
+            found += _scan_file(source, shown, facts, words, named)
         except RecursionError:
             notes.append(f"{shown}: skipped, too deeply nested to analyse")
     found.sort(key=lambda c: (c.rank, c.path, c.line))
@@ -140,7 +152,19 @@ def scan(roots: list[Path], facts: dict, *, limit: int = 5,
     return best, notes
 
 
-def _scan_file(source: SourceText, shown: str, facts: dict, words: tuple[str, ...]) -> list[Candidate]:
+def _mentioned(named: frozenset[str], path: str, function: str, expr: str) -> bool:
+    if not named:
+        return False
+    stem = Path(path).stem.lower()
+    if len(stem) >= 5 and stem not in _GENERIC_STEMS and stem in named:
+        return True
+    if len(function) >= 5 and function.lower() in named and function not in _HOT_FUNCTIONS:
+        return True
+    return any(len(t) >= 5 and t.lower() in named for t in _IDENT.findall(expr) if t not in ("torch", "self"))
+
+
+def _scan_file(source: SourceText, shown: str, facts: dict, words: tuple[str, ...],
+               named: frozenset[str] = frozenset()) -> list[Candidate]:
     src = SourceFile(source.tree, shown, source.text)
     index = FileIndex(src)
     out = []
@@ -153,7 +177,8 @@ def _scan_file(source: SourceText, shown: str, facts: dict, words: tuple[str, ..
         if diag is None or diag.culprit is None:
             continue
         hot = 0 if any(h in (diag.function or "").lower() for h in _HOT_FUNCTIONS) else 1
-        rank = (KIND_RANK.get(diag.culprit.kind, 6), hot, 0 if diag.cls else 1)
+        said = 0 if _mentioned(named, shown, diag.function, diag.culprit.expr) else 1
+        rank = (said, KIND_RANK.get(diag.culprit.kind, 6), hot, 0 if diag.cls else 1)
         out.append(Candidate(path=shown, line=diag.line, end_line=diag.end_line, statement=diag.statement,
                              function=diag.function, culprit=diag.culprit, rank=rank))
     return out

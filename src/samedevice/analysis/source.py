@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 # torch.nn classes whose instances hold no parameters or buffers: attaching one after a move
 # is harmless, so the rules about new modules ignore them.
@@ -70,12 +71,17 @@ class ClassInfo:
 
 
 class SourceFile:
-    def __init__(self, tree: ast.Module, path: str, text: str) -> None:
+    def __init__(self, tree: ast.Module, path: str, text: str, local: Path | None = None) -> None:
         self.tree = tree
         self.path = path
         self.text = text
+        # the file on this disk, when it is one: imports of the project resolve from it
+        self.local = local
         self.lines = text.splitlines()
         self.aliases: dict[str, str] = {}
+        # name -> (module, level) of each ``from module import name``: level 0 is absolute,
+        # 1 is ``from .module``, 2 ``from ..module``
+        self.imported_from: dict[str, tuple[str, int]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self._index()
         self.functions: dict[str, ast.FunctionDef] = {}
@@ -147,14 +153,18 @@ class SourceFile:
                 else:
                     top = a.name.split(".")[0]
                     self.aliases[top] = top
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for a in node.names:
-                self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        elif isinstance(node, ast.ImportFrom) and node.level:
-            # relative imports inside the torch package itself (torch/nn/modules/*.py)
-            mod = node.module or ""
-            for a in node.names:
-                self.aliases.setdefault(a.asname or a.name, f".{mod}.{a.name}")
+            return
+        if not isinstance(node, ast.ImportFrom):
+            return
+        for a in node.names:
+            name = a.asname or a.name
+            self.imported_from.setdefault(name, (".".join(filter(None, (node.module, a.name))), node.level))
+            if not node.level:
+                if node.module:
+                    self.aliases[name] = f"{node.module}.{a.name}"
+            else:
+                # relative imports inside the torch package itself (torch/nn/modules/*.py)
+                self.aliases.setdefault(name, f".{node.module or ''}.{a.name}")
 
     def qual(self, node: ast.AST) -> str | None:
         """Dotted name with import aliases resolved, or None for anything else."""

@@ -17,7 +17,7 @@ import os
 # every import counts (pathlib pulls in urllib and ipaddress).
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Bump when the shape of the knowledge dict changes (the browser data carries it too).
-SCHEMA = 2
+SCHEMA = 3
 PACKAGE = os.path.dirname(HERE)
 
 
@@ -71,7 +71,8 @@ def _listing(folder: str, suffix: str, depth: int = 1) -> list[str]:
 def cache_key(root: str | None) -> str:
     """Every source file with its size and modification time, as one string."""
     files = [*_listing(HERE, ".py"), os.path.join(HERE, "rules.toml"), os.path.join(HERE, "prior.toml")]
-    files += [*_listing(os.path.join(PACKAGE, "data"), ".toml"), os.path.join(PACKAGE, "data", "case.schema.json")]
+    files += [*_listing(os.path.join(PACKAGE, "data"), ".toml"), os.path.join(PACKAGE, "data", "case.schema.json"),
+              os.path.join(PACKAGE, "data", "common_identifiers.json")]
     files.append(os.path.join(PACKAGE, "cases.py"))
     if root is not None:
         files += _listing(os.path.join(root, "cases"), ".toml")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from samedevice.explain.clean import clean_lines
 from samedevice.explain.dialect import ascii_lower, collapse, compiled
 from samedevice.explain.evidence import collect, signature_text
+from samedevice.explain.fingerprint import matches, paste_tokens
 from samedevice.explain.frames import read_frames
 from samedevice.explain.messages import find_errors
 
@@ -54,19 +55,50 @@ def explain_text(text: str, kb: dict, *, keep_frames: bool = False) -> dict:
                 "why": f"the traceback passes through `{fragment}`, where case {case['id']} ({case['title']}) happens",
             }
         )
+    tokens, prefixes = paste_tokens(lines, lo, hi, errors)
+    printed = matches(tokens, prefixes, kb)
+    _fingerprint_evidence(printed, case_hits, scores, evidence, kb)
     ranking = _rank_families(scores, primary, evidence, kb)
     prior = None
     # the report counts are per template: a form with its own family list (T13's RNN, stft, MPS
     # texts ...) is not ranked by what other forms of the template usually mean
     if primary is not None and not evidence and not primary["own_families"]:
         ranking, prior = _prior_fill(ranking, primary["template"], kb)
-    cases = _rank_cases(primary, case_hits, ranking, kb)
+    cases = _rank_cases(primary, case_hits, printed, ranking, kb)
     out = _result(primary, errors, ranking, cases, evidence, frames, region, kb)
     out["prior"] = prior
     if keep_frames:
         out["frame_list"] = [{"path": f["path"], "lib": f["lib"], "func": f["func"], "lineno": f["lineno"],
                               "torch": f["torch"], "source": f["source"]} for f in frames]
+        # the names the paste holds (its prose, frames and code), for reading the user's code
+        out["paste_words"] = sorted(tokens)
     return out
+
+
+def _fingerprint_evidence(printed, case_hits, scores: dict[str, float], evidence: list[dict], kb: dict) -> None:
+    """A case's own identifiers in the paste count for its family (once: a library frame of the
+    same case already did)."""
+    s = kb["scoring"]
+    generic = compiled(s["generic_fragment"])
+    # a bare file name (finetune.py) names a case but gave its family nothing: the names can
+    framed = {case["slug"] for case, fragment, _ in case_hits if not generic.search(fragment)}
+    for case, found, score, line in printed:
+        if case["slug"] in framed:
+            continue
+        weight = s["case_fingerprint_family"] * min(score, s["fingerprint_cap"])
+        scores[case["family"]] = scores.get(case["family"], 0.0) + weight
+        names = ", ".join(f"`{n}`" for n in found[:4])
+        evidence.append(
+            {
+                "rule": "case-fingerprint",
+                "where": "text",
+                "families": {case["family"]: weight},
+                "match": ", ".join(found),
+                "line": line,
+                "case": case["slug"],
+                "why": f"the paste names {names}, identifiers of the code of case {case['id']} ({case['title']})",
+            }
+        )
 
 
 def _primary(errors: list[dict]) -> dict | None:
@@ -228,11 +260,12 @@ def _rank_families(scores: dict[str, float], primary: dict | None, evidence: lis
     return ranking
 
 
-def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) -> list[dict]:
+def _rank_cases(primary: dict | None, case_hits, printed, ranking: list[dict], kb: dict) -> list[dict]:
     s = kb["scoring"]
     family_scores = {r["family"]: r["score"] for r in ranking}
     best = ranking[0]["score"] if ranking else 0.0
     framed = {case["slug"]: fragment for case, fragment, _ in case_hits}
+    named = {case["slug"]: (found, score) for case, found, score, _ in printed}
     # A template that few cases print (T7, T10, ...) points at them by itself; for the common
     # ones (T1, T2) the op, argument or device orientation must match too.
     template = _SAME_CHECK.get(primary["template"], primary["template"]) if primary else None
@@ -249,11 +282,16 @@ def _rank_cases(primary: dict | None, case_hits, ranking: list[dict], kb: dict) 
             generic = compiled(s["generic_fragment"]).search(framed[case["slug"]])
             score += s["case_frame_generic"] if generic else s["case_frame"]
             why.append(f"traceback passes through {framed[case['slug']]}")
+        if case["slug"] in named:
+            found, units = named[case["slug"]]
+            score += s["case_fingerprint"] * min(units, s["fingerprint_cap"])
+            why.append("the paste names its code: " + ", ".join(found[:4]))
         sig, same = _signature_score(primary, case, s) if primary else (0.0, [])
         if sig > 0:
             score += sig
             why.append(f"its documented error has the same {', '.join(same)} (score {sig:g})")
-        if case["slug"] not in framed and sig < s["case_min_signature"] and not (rare and sig > 0):
+        if case["slug"] not in framed and case["slug"] not in named and sig < s["case_min_signature"] \
+                and not (rare and sig > 0):
             continue
         if best > 0:
             score += s["family_share"] * family_scores.get(case["family"], 0.0) / best

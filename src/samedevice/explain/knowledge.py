@@ -17,6 +17,7 @@ from pathlib import Path
 from samedevice.explain import catalogue
 from samedevice.explain.cache import SCHEMA
 from samedevice.explain.dialect import expand
+from samedevice.explain.fingerprint import fingerprints
 
 RULES = Path(__file__).resolve().with_name("rules.toml")
 # how often each family caused each template in the dev set's labelled tune-half reports
@@ -120,6 +121,7 @@ def case_entries(root: Path | None = None, problems: list[str] | None = None) ->
         except CaseError:
             return []  # an installed package without the checkout: explain still reads messages
     cases, bad = parse_cases(root)
+    prints = fingerprints(cases)
     plumbing = re.compile(_raw_rules()["scoring"]["case_frame_plumbing"])
     if problems is not None:
         problems.extend(bad)
@@ -152,6 +154,8 @@ def case_entries(root: Path | None = None, problems: list[str] | None = None) ->
                     key=lambda f: ("/" not in f, -len(f), f),
                 ),
                 "page": c.page_url,
+                # the identifiers of its own code (samedevice.explain.fingerprint)
+                "fingerprint": prints[c.slug],
             }
         )
     return out
