@@ -208,3 +208,170 @@ def test_deep_code_does_not_recurse(depth):
     src = SourceFile(ast.parse(code), "deep.py", code)
     d = diagnose(src, 2, T1, path="deep.py")
     assert d is not None
+
+
+# -- what the analysis follows beyond one class in one file --------------------------------------
+
+def _file(tmp_path, rel: str, code: str):
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(code))
+    return path
+
+
+def _parse(path, shown: str):
+    text = path.read_text()
+    return SourceFile(ast.parse(text), shown, text, local=path)
+
+
+def test_the_helper_class_of_another_file_and_the_branch_its_arguments_choose(tmp_path):
+    """Lightly 1.5.11's shape: `Center` (another file) registers its tensor or keeps it plainly,
+    as `_register_buffer` says; `value` is a property; DINOLoss builds it with False."""
+    from samedevice.analysis.project import Project
+
+    _file(tmp_path, "lightly/__init__.py", "")
+    _file(tmp_path, "lightly/models/__init__.py", "")
+    _file(tmp_path, "lightly/models/center.py", '''
+        import torch
+        from torch import nn
+
+        class Center(nn.Module):
+            def __init__(self, size, momentum=0.9, _register_buffer=True):
+                super().__init__()
+                center = torch.zeros(size)
+                if _register_buffer:
+                    self.register_buffer("center", center)
+                else:
+                    self.center = center
+
+            @property
+            def value(self):
+                return self.center
+    ''')
+    loss = _file(tmp_path, "lightly/loss/dino_loss.py", '''
+        from torch import nn
+        from ..models.center import Center
+
+        class DINOLoss(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self._center = Center(size=(1, 1, dim), _register_buffer=False)
+
+            def forward(self, teacher_out):
+                return teacher_out - self._center.value  # FAIL
+    ''')
+    _file(tmp_path, "lightly/loss/__init__.py", "")
+    src = _parse(loss, "lightly/loss/dino_loss.py")
+    line = next(i for i, t in enumerate(src.lines, 1) if "# FAIL" in t)
+    d = diagnose(src, line, T1, path="lightly/loss/dino_loss.py", project=Project([tmp_path]))
+    assert d.culprit.expr == "self._center.value"
+    assert (d.culprit.kind, d.culprit.family) == ("helper-object-attribute", "F2")
+    assert d.culprit.made_at.startswith("lightly/models/center.py:12  self.center = center")
+    # registered (the default): the module moves it, nothing to blame
+    src_registered = SourceFile(ast.parse(src.text.replace(", _register_buffer=False", "")), "x.py",
+                                src.text.replace(", _register_buffer=False", ""), local=loss)
+    d2 = diagnose(src_registered, line, T1, path="x.py", project=Project([tmp_path]))
+    assert d2.culprit is None
+
+
+def test_a_base_class_in_another_file_holds_the_plain_attribute(tmp_path):
+    from samedevice.analysis.project import Project
+
+    _file(tmp_path, "pkg/__init__.py", "")
+    _file(tmp_path, "pkg/base.py", '''
+        import torch
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(3)
+    ''')
+    model = _file(tmp_path, "pkg/model.py", '''
+        from pkg.base import Base
+        class Net(Base):
+            def forward(self, x):
+                return x * self.scale  # FAIL
+    ''')
+    src = _parse(model, "pkg/model.py")
+    line = next(i for i, t in enumerate(src.lines, 1) if "# FAIL" in t)
+    d = diagnose(src, line, T1, path="pkg/model.py", project=Project([tmp_path]))
+    assert (d.culprit.expr, d.culprit.kind) == ("self.scale", "plain-tensor-attribute")
+    assert d.culprit.made_at.startswith("pkg/base.py:6  self.scale = torch.ones(3)")
+    # without the project, the base is unknown: the answer stays open rather than guessing
+    assert diagnose(src, line, T1, path="pkg/model.py").culprit is None
+
+
+def test_an_import_never_leaves_the_project(tmp_path):
+    """`from secret import X` is not looked for above the folder the code lives in."""
+    from samedevice.analysis.project import Project
+
+    _file(tmp_path, "secret.py", "class X:\n    pass\n")
+    inner = _file(tmp_path, "proj/app/main.py", "from secret import X\n")
+    src = _parse(inner, "main.py")
+    assert Project([tmp_path / "proj"]).find_class(src, "X") is None
+    assert Project([tmp_path]).find_class(src, "X") is not None  # a root the user named
+
+
+def test_the_callers_frame_says_where_a_parameter_came_from():
+    from samedevice.analysis.culprit import diagnose_caller
+
+    code = textwrap.dedent('''
+        import torch
+
+        def loss_fn(pred, target):
+            return (pred - target).abs().mean()  # INNER
+
+        def train(model, loader):
+            for x, y in loader:
+                pred = model(x.cuda())
+                weights = torch.ones(4)
+                loss = loss_fn(pred, weights)  # OUTER
+    ''')
+    src = SourceFile(ast.parse(code), "train.py", code)
+    lines = code.splitlines()
+    inner = diagnose(src, next(i for i, t in enumerate(lines, 1) if "# INNER" in t), T1, path="train.py")
+    assert inner.culprit is None and ("operand", "target") in inner.parameters
+    outer = diagnose_caller(src, next(i for i, t in enumerate(lines, 1) if "# OUTER" in t), T1, inner, path="train.py")
+    assert (outer.culprit.expr, outer.culprit.kind) == ("weights", "factory-without-device")
+    assert made_line(outer) == 10
+
+
+def test_the_line_is_found_by_the_code_the_traceback_printed():
+    from samedevice.analysis.culprit import locate_line
+
+    code = "a = 1\nb = 2\nloss = crit(out, y)\n"
+    src = SourceFile(ast.parse(code), "x.py", code)
+    assert locate_line(src, 1, "loss = crit(out,  y)") == 3
+    assert locate_line(src, 3, "loss = crit(out, y)") == 3
+    assert locate_line(src, 2, "not in this file") == 2
+
+
+def test_casts_keep_the_receivers_device_and_a_cpu_type_moves_it():
+    d = run('''
+        import torch
+        def f(x):
+            m = torch.zeros(3).to(torch.float16).fill_(1)
+            return x * m  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.kind, made_line(d)) == ("factory-without-device", 4)
+    d = run('''
+        import torch
+        def f(x, words):
+            idx = words.type(torch.LongTensor)
+            return x * idx  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind) == ("idx", "cpu-device-string")
+
+
+def test_an_index_is_a_device_bound_argument_and_a_plain_object_has_no_buffers():
+    """T6: the index's family is F9 whatever made it; a tensor in a plain (non-Module) object is
+    its factory's fault, not a missing register_buffer."""
+    t6 = {"template": "T6", "op": "", "argument": "", "devices": ["cpu"], "message": ""}
+    d = run('''
+        import torch
+        class Env:
+            def __init__(self, n):
+                self.obs = torch.zeros(n, n)
+            def step(self, x):
+                return self.obs[x]  # FAIL
+    ''', "# FAIL", t6)
+    assert (d.culprit.expr, d.culprit.kind, d.culprit.family) == ("self.obs", "factory-without-device", "F9")
