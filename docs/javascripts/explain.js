@@ -422,6 +422,8 @@
         lib: lib,
         func: g.func || "",
         line: idx,
+        // the line in the file (frames.py); 0 when not printed
+        lineno: /^[0-9]+$/.test(g.line || "") ? parseInt(g.line, 10) : 0,
         source: "",
         source_line: -1,
         mode: cfg.patterns[i].source,
@@ -519,7 +521,7 @@
       if (!search(rule.regex, frame.source)) continue;
       if (rule.also && !search(rule.also, frame.source)) continue;
       if (rule.unless && search(rule.unless, frame.source)) continue;
-      fire(scores, evidence, rule, frame.source, frame.source_line + 1, null, candidates[i][1]);
+      fire(scores, evidence, rule, frame.source, frame.source_line + 1, null, candidates[i][1], atOf(frame));
       return;
     }
   }
@@ -530,7 +532,7 @@
       if (!search(rule.regex, frame.path)) continue;
       if (rule.func && !search(rule.func, frame.func)) continue;
       if (rule.unless && search(rule.unless, frame.path)) continue;
-      fire(scores, evidence, rule, frame.lib || frame.path, frame.line + 1, null, 1.0);
+      fire(scores, evidence, rule, frame.lib || frame.path, frame.line + 1, null, 1.0, atOf(frame));
       return;
     }
   }
@@ -548,7 +550,10 @@
     }
   }
 
-  function fire(scores, evidence, rule, match, line, why, factor) {
+  // the user's file and line a frame names (evidence.py _at)
+  function atOf(frame) { return frame.lineno > 0 ? (frame.lib || frame.path) + ":" + frame.lineno : ""; }
+
+  function fire(scores, evidence, rule, match, line, why, factor, at) {
     var weights = {};
     Object.keys(rule.families).forEach(function (family) {
       var w = rule.families[family] * factor;
@@ -562,6 +567,7 @@
       families: weights,
       match: shown,
       line: line,
+      at: at || "",
       why: why !== null ? why : replaceAll(rule.why, "{match}", shown)
     });
   }
@@ -626,6 +632,7 @@
         families: fam,
         match: hit[1],
         line: hit[2],
+        at: "",
         "case": c.slug,
         why: "the traceback passes through `" + hit[1] + "`, where case " + c.id + " (" + c.title + ") happens"
       });
@@ -809,6 +816,7 @@
         families: fam,
         match: m[1].join(", "),
         line: m[3],
+        at: "",
         "case": c.slug,
         why: "the paste names " + names + ", identifiers of the code of case " + c.id + " (" + c.title + ")"
       });
@@ -936,10 +944,11 @@
     return "";
   }
 
-  function publicError(e) {
+  function publicError(e, kb) {
     var out = {};
     ["template", "form", "versions", "torch_range", "exception", "exception_printed", "message", "wrapper", "op",
       "op_base", "argument", "argnum", "devices", "common_device", "argument_device", "line", "count"].forEach(function (k) { out[k] = e[k]; });
+    out.title = kb.templates[e.template] ? kb.templates[e.template].title : "";  // an id never goes out without its title
     return out;
   }
 
@@ -989,7 +998,7 @@
       torch_range: p ? p.torch_range : "",
       torch_version: torchVersion(region, kb),
       line: p ? p.line : null,
-      errors: errors.map(publicError),
+      errors: errors.map(function (e) { return publicError(e, kb); }),
       ranking: ranking,
       case_ranking: cases,
       pages: pages,
@@ -1005,14 +1014,21 @@
     };
   }
 
-  // report.py thin_text: the catalogue's order, and the tune-half counts as a frequency
+  // report.py thin_text, word for word (the page has no code to read: it says how to give it)
   function thinText(res) {
-    var head = "Nothing in the paste beyond the " + res.template + " message points to one of them; ";
+    var title = res.title ? " (" + res.title + ")" : "";
+    var head = "Nothing in the paste beyond the " + res.template + title + " message points to one of them; ";
+    var titles = {};
+    (res.ranking || []).forEach(function (r) { titles[r.family] = r.title; });
     var prior = res.prior;
-    if (!prior) return head + "they are listed in the order the catalogue finds them most often. The next step below decides.";
-    var often = prior.families.map(function (f) { return f.family + " (" + f.reports + " of " + prior.reports + ")"; }).join(", ");
-    return head + "the first is the catalogue's first for this message; most often, in real " + prior.template +
-      " reports: " + often + ". That is a frequency, not evidence: the next step below decides.";
+    var code = " explain decides it from your code: run it where the error happened (it reads the files " +
+      "the traceback names), or give it your checkout with --source DIR.";
+    if (!prior) return head + "they are listed from the cause this message most often has. The next step below decides." + code;
+    var often = prior.families.map(function (f) {
+      return (f.family + " " + (titles[f.family] || "") + " (" + f.reports + " of " + prior.reports + ")").split("  ").join(" ");
+    }).join(", ");
+    return head + "the first is the cause this message's wording points to; most often, in real " + prior.template +
+      " reports: " + often + ". That is a frequency, not evidence: the next step below decides." + code;
   }
 
   function explain(text, kb) {
@@ -1134,7 +1150,7 @@
       var shown = 0;
       res.evidence.forEach(function (e) {
         if (shown >= (compact ? 1 : 3) || e.family !== r.family) return;
-        ul.appendChild(prose("li", null, (e.line ? "line " + e.line + ": " : "") + e.why));
+        ul.appendChild(prose("li", null, (e.at ? e.at + ": " : (e.line ? "paste line " + e.line + ": " : "")) + e.why));
         shown++;
       });
       if (!shown && !res.thin) ul.appendChild(el("li", null, "nothing in the paste points here; listed because the message is often produced by this family"));
@@ -1264,6 +1280,7 @@
   var api = {
     explain: explain,
     explainText: explainText,
+    thinText: thinText,
     checkText: checkText,
     cleanLines: cleanLines,
     findErrors: findErrors,

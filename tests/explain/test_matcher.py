@@ -311,3 +311,30 @@ def test_names_every_project_uses_are_no_fingerprint(tmp_path):
     assert kb["cases"][0]["fingerprint"] == {"demo_extract": 1.0}
     text = "input_ids and state_dict: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
     assert "case-fingerprint" not in {e["rule"] for e in explain_text(text, kb)["evidence"]}
+
+
+def _generic_cases():
+    return [(c, f) for c in _KB["cases"] for f in c["library_frames"] if _generic(f)]
+
+
+def _signature_cases():
+    return [c for c in _KB["cases"] if any(s["op"] and s["argument"] for s in c["signatures"])]
+
+
+def test_a_common_script_name_never_outranks_a_matching_signature(explain):
+    """A frame in `train.py` (a case's bare file name) against a case whose own message has the
+    paste's template, op and argument: the message decides (a new user's report: the T2 addmm
+    case lost to a case whose script was also called train.py)."""
+    assert _generic_cases() and _signature_cases()
+    losses = []
+    for generic, fragment in _generic_cases():
+        for case in _signature_cases():
+            if case["slug"] == generic["slug"]:
+                continue
+            message = next(c for c in CASES if c.slug == case["slug"]).error.messages[0].text
+            text = (f'Traceback (most recent call last):\n  File "/home/u/work/{fragment}", line 30, in <module>\n'
+                    f"    main()\nRuntimeError: {message}\n")
+            cases = explain(text)["cases"]
+            if case["slug"] not in cases or (generic["slug"] in cases and cases.index(generic["slug"]) < cases.index(case["slug"])):
+                losses.append((fragment, case["slug"]))
+    assert losses == []

@@ -25,7 +25,10 @@ const api = require(process.argv[2]);
 const kb = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const inputs = JSON.parse(fs.readFileSync(process.argv[4], "utf8"));
 const out = inputs.map((text) => {
-  try { return { ok: api.explain(text, kb) }; }
+  try {
+    const ok = api.explain(text, kb);
+    return ok.thin && ok.template ? { ok: ok, thin: api.thinText(ok) } : { ok: ok };
+  }
   catch (e) { return { error: e.name, message: e.message }; }
 });
 fs.writeFileSync(process.argv[5], JSON.stringify(out));
@@ -108,6 +111,17 @@ def test_same_results(both):
         if p.get("ok", p).get(key) != j.get("ok", j).get(key)
     ]
     assert differing == []
+
+
+def test_thin_paste_text_alike(both):
+    """What the page says of a thin paste is what the terminal says, word for word."""
+    from samedevice.explain.report import thin_text
+
+    _, py, js = both
+    pairs = [(thin_text(p["ok"]), j["thin"]) for p, j in zip(py, js, strict=True) if "thin" in j]
+    assert len(pairs) > 50
+    assert [a for a, b in pairs if a != b] == []
+    assert not any("catalogue" in b or "tune" in b for _, b in pairs)
 
 
 def test_vectors_hold_in_the_browser(both):

@@ -51,6 +51,7 @@ def explain_text(text: str, kb: dict, *, keep_frames: bool = False) -> dict:
                 "families": {case["family"]: weight},
                 "match": fragment,
                 "line": line,
+                "at": "",
                 "case": case["slug"],
                 "why": f"the traceback passes through `{fragment}`, where case {case['id']} ({case['title']}) happens",
             }
@@ -95,6 +96,7 @@ def _fingerprint_evidence(printed, case_hits, scores: dict[str, float], evidence
                 "families": {case["family"]: weight},
                 "match": ", ".join(found),
                 "line": line,
+                "at": "",
                 "case": case["slug"],
                 "why": f"the paste names {names}, identifiers of the code of case {case['id']} ({case['title']})",
             }
@@ -394,7 +396,7 @@ def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> di
         "torch_range": primary["torch_range"] if primary else "",
         "torch_version": _torch_version(region, kb),
         "line": primary["line"] if primary else None,
-        "errors": [_public_error(e) for e in errors],
+        "errors": [_public_error(e, kb) for e in errors],
         "ranking": ranking,
         "case_ranking": cases,
         "pages": pages,
@@ -410,10 +412,13 @@ def _result(primary, errors, ranking, cases, evidence, frames, region, kb) -> di
     }
 
 
-def _public_error(e: dict) -> dict:
+def _public_error(e: dict, kb: dict) -> dict:
     keys = (
         "template", "form", "versions", "torch_range", "exception", "exception_printed", "message",
         "wrapper", "op", "op_base", "argument", "argnum", "devices", "common_device",
         "argument_device", "line", "count",
     )
-    return {k: e[k] for k in keys}
+    out = {k: e[k] for k in keys}
+    # an id never goes out without its title
+    out["title"] = kb["templates"].get(e["template"], {}).get("title", "")
+    return out

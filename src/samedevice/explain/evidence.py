@@ -107,7 +107,7 @@ def _source_rule(rule: dict, frames: list[dict], failing: list[dict], scores, ev
             continue
         if rule.get("unless") and compiled(rule["unless"]).search(frame["source"]):
             continue
-        _fire(scores, evidence, rule, frame["source"], frame["source_line"] + 1, None, weight)
+        _fire(scores, evidence, rule, frame["source"], frame["source_line"] + 1, None, weight, _at(frame))
         return
 
 
@@ -120,7 +120,7 @@ def _frame_rule(rule: dict, frames: list[dict], scores, evidence) -> None:
             continue
         if rule.get("unless") and compiled(rule["unless"]).search(frame["path"]):
             continue
-        _fire(scores, evidence, rule, frame["lib"] or frame["path"], frame["line"] + 1, None, 1.0)
+        _fire(scores, evidence, rule, frame["lib"] or frame["path"], frame["line"] + 1, None, 1.0, _at(frame))
         return
 
 
@@ -133,7 +133,13 @@ def _text_rule(rule: dict, context: str, context_start: int, scores, evidence) -
         return
 
 
-def _fire(scores, evidence, rule: dict, match: str, line: int, why: str | None, factor: float) -> None:
+def _at(frame: dict) -> str:
+    """The user's file and line a frame names (what they open), not the paste's line number."""
+    return f"{frame['lib'] or frame['path']}:{frame['lineno']}" if frame["lineno"] > 0 else ""
+
+
+def _fire(scores, evidence, rule: dict, match: str, line: int, why: str | None, factor: float,
+          at: str = "") -> None:
     weights = {}
     for family, weight in rule["families"].items():
         w = weight * factor
@@ -147,6 +153,7 @@ def _fire(scores, evidence, rule: dict, match: str, line: int, why: str | None, 
             "families": weights,
             "match": shown,
             "line": line,
+            "at": at,
             "why": why if why is not None else rule["why"].replace("{match}", shown),
         }
     )

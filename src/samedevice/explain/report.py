@@ -72,7 +72,7 @@ def render(result: dict, url: callable, width: int = 100) -> str:
         out.append("")
         out.append(f"Other device errors in this paste ({len(others)})")
         for e in others:
-            para(f"line {e['line']}: {e['template']} {e['message']}")
+            para(f"paste line {e['line']}: {e['template']} ({e.get('title', '')}) {e['message']}")
     return "\n".join(out) + "\n"
 
 
@@ -107,7 +107,8 @@ def _causes(result: dict, out: list[str], para) -> None:
         for e in result["evidence"]:
             if e["family"] != r["family"]:
                 continue
-            where = f"line {e['line']}: " if e["line"] else ""
+            # the user's file:line when the evidence is a frame of their code, else the paste's line
+            where = f"{e['at']}: " if e.get("at") else f"paste line {e['line']}: " if e["line"] else ""
             para(f"- {where}{e['why']}", indent="     ")
             shown += 1
             if shown == 3:
