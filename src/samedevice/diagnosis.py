@@ -13,14 +13,18 @@ reports where its parameters are. Nothing here imports torch: a value's device i
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import linecache
 import os
 import sys
+import textwrap
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from samedevice.analysis.culprit import diagnose
+from samedevice.analysis.culprit import KINDS, Culprit, Diagnosis, diagnose, diagnose_caller
+from samedevice.analysis.project import Project
 from samedevice.analysis.reading import library_path
 from samedevice.analysis.source import SourceFile
 
@@ -102,46 +106,241 @@ def describe(exc: BaseException, *, docs: bool = True) -> str:
 def diagnosis_of(exc: BaseException) -> dict | None:
     """What the live program shows about a device error, as one record (``render`` prints it;
     ``samedevice run --diagnosis-json FILE`` writes it): the template, the failing statement, each
-    operand with its device, the culprit or what is still open, and the family."""
+    operand with its device, the culprit or what is still open, and the family.
+
+    The static analysis names where each operand's value was made; the live frames say which
+    operand is on the wrong device (a static origin for an operand that is in fact on the GPU is
+    dropped) and, where the code alone cannot tell, why: a tensor that is not among its module's
+    parameters and buffers is a plain attribute, a layer on the CPU inside a model on the GPU was
+    added after the move. An operand that is a parameter of its function is followed into the
+    caller's frame."""
     facts = _facts(exc)
     if facts is None:
         return None
     kb = facts.pop("_kb")
     frames = _user_frames(exc.__traceback__)
+    project = Project([Path.cwd()])
+    first: dict | None = None
+    callee: Diagnosis | None = None
+    inner_ops: list[dict] = []
     for frame, lineno in reversed(frames[-6:]):
-        path = frame.f_code.co_filename
-        text = "".join(linecache.getlines(path))
-        if not text:
+        src = _source(frame.f_code.co_filename)
+        if src is None:
+            callee = None
             continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        src = SourceFile(tree, path, text)
-        diag = diagnose(src, lineno, facts, path=_short(path))
+        diag = None
+        via_caller = False
+        if callee is not None:
+            diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project)
+            via_caller = diag is not None
         if diag is None:
+            diag = diagnose(src, lineno, facts, path=_short(src.path), project=project)
+        if diag is None:
+            callee = None
             continue
         operands = []
         for role, node in diag.operand_nodes:
             ok, value = _lookup(node, frame)
             device = _device(value) if ok else ""
             if device:
-                operands.append({"expr": _text(node), "role": role, "device": device})
-        if not operands and diag.culprit is None:
+                operands.append({"expr": _text(node), "role": role, "device": device, "_value": value})
+        odd = _odd(operands, facts)
+        culprit = diag.culprit
+        if culprit is not None and odd and not any(o["expr"] == culprit.expr for o in odd) \
+                and any(o["expr"] == culprit.expr for o in operands):
+            culprit = None  # the static origin is of an operand the live program has on the right device
+        if culprit is None and odd:
+            culprit = _live_culprit(odd[0], frame, src, diag, project)
+        if culprit is not None and via_caller and inner_ops:
+            # the user reads the failing statement: name its operand, say what the caller passed
+            inner = next((o for o in inner_ops if o["role"] == culprit.role), None) or inner_ops[0]
+            culprit.chain.insert(0, f"`{inner['expr']}` is `{culprit.expr}` passed at {diag.path}:{diag.line}")
+            culprit.expr = inner["expr"]
+        record = _record(facts, kb, diag, operands if not via_caller or not inner_ops else inner_ops, culprit)
+        if first is None and (operands or culprit is not None):
+            first = record
+        if culprit is not None:
+            if via_caller and first is not None:
+                # the statement the traceback ends at stays the one shown; the origin is the caller's
+                record = {**first, "culprit": record["culprit"], "open": "",
+                          "family": record["family"], "family_title": record["family_title"],
+                          "family_page": record["family_page"]}
+            return record
+        if diag.parameters:
+            callee = diag
+            inner_ops = inner_ops or [o for o in operands if o in odd] or operands
+        else:
+            callee = None
+    return first
+
+
+def _record(facts: dict, kb: dict, diag: Diagnosis, operands: list[dict], c: Culprit | None) -> dict:
+    family = c.family if c is not None else (facts["families"][0] if facts["families"] else "")
+    fam = kb["families"].get(family, {"title": family, "page": f"families/{family.lower()}/"}) if family else None
+    return {
+        "template": facts["template"], "template_title": facts["title"],
+        "path": diag.path, "line": diag.line, "function": diag.function or "<module>",
+        "statement": diag.statement,
+        "operands": [{k: v for k, v in o.items() if not k.startswith("_")} for o in operands],
+        "culprit": None if c is None else {"expr": c.expr, "role": c.role, "made_at": c.made_at,
+                                           "kind": c.kind, "why": c.why, "fix": c.fix},
+        "open": "" if c is not None else diag.open,
+        "family": family, "family_title": fam["title"] if fam else "", "family_page": fam["page"] if fam else "",
+    }
+
+
+_SOURCES: dict[str, SourceFile | None] = {}
+
+
+def _source(path: str) -> SourceFile | None:
+    if path not in _SOURCES:
+        text = "".join(linecache.getlines(path))
+        src = None
+        if text:
+            try:
+                src = SourceFile(ast.parse(text), path, text, local=Path(path) if os.path.isfile(path) else None)
+            except (SyntaxError, ValueError, RecursionError):
+                src = None
+        _SOURCES[path] = src
+    return _SOURCES[path]
+
+
+def _odd(operands: list[dict], facts: dict) -> list[dict]:
+    """The operands on the wrong side: on the CPU when the others are on an accelerator."""
+    devices = {o["device"] for o in operands if "," not in o["device"] and o["device"] != "no parameters"}
+    if len(devices) < 2 or not any(d.startswith("cpu") for d in devices):
+        return []
+    return [o for o in operands if o["device"].startswith("cpu")]
+
+
+def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
+                  project: Project) -> Culprit | None:
+    """What the live objects say of an operand on the CPU that the code alone did not decide."""
+    expr = odd["expr"]
+    value = odd["_value"]
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    holder, attr = _holder(node, frame)
+    if getattr(value, "_parameters", None) is not None:  # a module on the CPU
+        return _module_culprit(odd, value, holder, attr, frame)
+    if holder is None or attr is None:
+        return None
+    registered = getattr(holder, "_parameters", None), getattr(holder, "_buffers", None)
+    is_module = registered[0] is not None
+    if is_module and any(value is t for d in registered if d for t in d.values()):
+        return None  # a registered tensor of a module left on the CPU: where the module was made decides
+    made = _assignment(type(holder), attr)
+    if made is None:
+        return None
+    if is_module:
+        kind = "plain-tensor-attribute" if isinstance(node, ast.Attribute) and _depth(node) == 1 else "helper-object-attribute"
+    else:
+        kind = "helper-object-attribute" if _depth(node) > 1 else "factory-without-device"
+    family, why, fix = KINDS[kind]
+    owner = type(holder).__name__
+    return Culprit(expr=expr, role=odd["role"], made_at=made, kind=kind, family=family, why=why, fix=fix,
+                   chain=[f"`{expr}` is on the CPU: a plain attribute `{attr}` of a `{owner}`"
+                          + (" (not one of its parameters or buffers)" if is_module else "")])
+
+
+def _module_culprit(odd: dict, module: Any, holder: Any, attr: str | None, frame: FrameType) -> Culprit | None:
+    """A layer on the CPU: added after its model moved (its siblings are on the GPU), or a model
+    never moved at all."""
+    parent_devices = set()
+    if holder is not None and getattr(holder, "parameters", None) is not None and attr:
+        try:
+            parent_devices = {str(p.device) for p in holder.parameters()}
+        except Exception:
+            parent_devices = set()
+    added_after = any(not d.startswith("cpu") for d in parent_devices)
+    if added_after and attr:
+        made = _attribute_store(attr, frame, outside_init=True)
+        kind = "layer-created-after-move"
+    else:
+        made = None
+        kind = "model-not-moved"
+    if made is None:
+        return None
+    family, why, fix = KINDS[kind]
+    return Culprit(expr=odd["expr"], role="weight", made_at=made, kind=kind, family=family, why=why, fix=fix,
+                   chain=[f"`{odd['expr']}` has its parameters on the CPU while the rest of its model is on the GPU"])
+
+
+def _holder(node: ast.AST, frame: FrameType) -> tuple[Any, str | None]:
+    """``a.b.c`` -> (the value of ``a.b``, "c")."""
+    if isinstance(node, ast.Attribute):
+        ok, base = _lookup(node.value, frame)
+        return (base if ok else None), node.attr
+    return None, None
+
+
+def _depth(node: ast.AST) -> int:
+    n = 0
+    while isinstance(node, ast.Attribute):
+        n += 1
+        node = node.value
+    return n
+
+
+def _assignment(cls: type, attr: str) -> str | None:
+    """``path:line  code`` of the first ``self.<attr> = ...`` in the class or a base (by its MRO)."""
+    for klass in getattr(cls, "__mro__", ()):
+        if klass.__module__ in ("builtins",) or klass.__module__.startswith("torch."):
             continue
-        c = diag.culprit
-        family = c.family if c is not None else (facts["families"][0] if facts["families"] else "")
-        fam = kb["families"].get(family, {"title": family, "page": f"families/{family.lower()}/"}) if family else None
-        return {
-            "template": facts["template"], "template_title": facts["title"],
-            "path": diag.path, "line": diag.line, "function": diag.function or "<module>",
-            "statement": diag.statement, "operands": operands,
-            "culprit": None if c is None else {"expr": c.expr, "role": c.role, "made_at": c.made_at,
-                                               "kind": c.kind, "why": c.why, "fix": c.fix},
-            "open": "" if c is not None else diag.open,
-            "family": family, "family_title": fam["title"] if fam else "", "family_page": fam["page"] if fam else "",
-        }
+        try:
+            path = inspect.getsourcefile(klass)
+            lines, start = inspect.getsourcelines(klass)
+        except (OSError, TypeError):
+            continue
+        if not path:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign | ast.AnnAssign):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                       and t.value.id == "self" for t in targets):
+                    line = start + n.lineno - 1
+                    return f"{_short(path)}:{line}  {linecache.getline(path, line).strip()}"
     return None
+
+
+def _attribute_store(attr: str, frame: FrameType, *, outside_init: bool) -> str | None:
+    """The last ``<x>.<attr> = ...`` outside an ``__init__`` in the files of the program's frames,
+    innermost-file last: where a layer was put into a model already moved."""
+    seen = []
+    f: FrameType | None = frame
+    while f is not None:
+        path = f.f_code.co_filename
+        if path not in seen and not any(part in path.replace("\\", "/") for part in _INTERNAL):
+            seen.append(path)
+        f = f.f_back
+    for path in seen:
+        src = _source(path)
+        if src is None:
+            continue
+        found = None
+        for n in ast.walk(src.tree):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and t.attr == attr and not (
+                            outside_init and _in_init(src, n)):
+                        found = n if found is None or n.lineno > found.lineno else found
+        if found is not None:
+            return f"{_short(path)}:{found.lineno}  {src.lines[found.lineno - 1].strip()}"
+    return None
+
+
+def _in_init(src: SourceFile, node: ast.AST) -> bool:
+    for fn in src.function_nodes:
+        if fn.name == "__init__" and fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
+            return True
+    return False
 
 
 def render(d: dict, *, docs: bool = True) -> str:

@@ -113,3 +113,78 @@ def test_run_writes_the_same_diagnosis_as_json_for_tools(tmp_path):
     assert ok.returncode == 0 and not (tmp_path / "d.json").exists()
     bad = run(tmp_path, CORRECT, "--diagnosis-json", "nowhere/d.json")
     assert bad.returncode == 2 and "no such folder" in bad.stderr and "Traceback" not in bad.stderr
+
+
+LAYER_ADDED_ELSEWHERE = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 4)
+            self.head = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+
+    def build():
+        return Net().to("cuda")
+
+
+    def replace_head(model):
+        model.head = nn.Linear(4, 2)
+
+
+    model = build()
+    replace_head(model)
+    print(model(torch.ones(1, 4, device="cuda")))
+''')
+
+STATIC_ORIGIN_ON_THE_GPU = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.ones(3)
+
+        def forward(self, x):
+            return self.a * x
+
+
+    m = Scale()
+    m.a = m.a.cuda()
+    print(m(torch.ones(3)))
+''')
+
+
+def test_a_layer_on_the_cpu_inside_a_moved_model_was_added_after_the_move(tmp_path):
+    """The code alone does not connect `self.head` with `replace_head`; the live model does: its
+    other parameters are on the GPU."""
+    import json
+
+    r = run(tmp_path, LAYER_ADDED_ELSEWHERE, "--diagnosis-json", "d.json")
+    assert r.returncode == 1
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert d["culprit"]["expr"] == "self.head" and d["culprit"]["kind"] == "layer-created-after-move"
+    assert d["culprit"]["made_at"] == "prog.py:21  model.head = nn.Linear(4, 2)"
+    assert d["family"] == "F1"
+
+
+def test_the_operand_on_the_cpu_decides_and_its_caller_says_where_it_came_from(tmp_path):
+    """`self.a` is a plain attribute (a bug the code shows), but the program moved it by hand:
+    the live values say `x` is the CPU operand, and the caller's frame shows where it was made."""
+    import json
+
+    r = run(tmp_path, STATIC_ORIGIN_ON_THE_GPU, "--diagnosis-json", "d.json")
+    assert r.returncode == 1
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert {"expr": "x", "role": "operand", "device": "cpu"} in d["operands"]
+    assert d["culprit"]["expr"] == "x" and d["culprit"]["kind"] == "factory-without-device"
+    assert d["culprit"]["made_at"] == "prog.py:17  print(m(torch.ones(3)))"
+    assert d["statement"] == "return self.a * x"

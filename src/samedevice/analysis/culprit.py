@@ -16,6 +16,7 @@ read and what is still open; it never guesses a culprit.
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, field
 
 from .project import ClassRef, Project
@@ -54,6 +55,7 @@ _INPUT_ARGS = {"mat1", "input", "self", "x"}
 _LOSS_WORDS = ("loss", "criterion", "crit")
 _LOADERS = ("loader", "dataloader", "dataset", "data_iter", "batches", "train_data", "val_data")
 MAX_HOPS = 8
+_BUILTINS = frozenset(dir(builtins))  # print(...), len(...): not a module call
 _TENSOR_METHODS = frozenset({
     "numpy", "cpu", "item", "tolist", "size", "dim", "numel", "masked_fill_", "fill_", "zero_",
     "copy_", "add_", "sub_", "mul_", "div_", "index_select", "gather", "scatter", "scatter_",
@@ -332,7 +334,7 @@ def _is_module_call(src: SourceFile, call: ast.Call) -> bool:
     if isinstance(f, ast.Subscript):
         return True
     if isinstance(f, ast.Name):
-        return f.id not in dir(__builtins__) and not f.id[:1].isupper() and f.id not in src.functions
+        return f.id not in _BUILTINS and not f.id[:1].isupper() and f.id not in src.functions
     return False
 
 

@@ -44,6 +44,9 @@ def read_code(result: dict, source_dirs: list[Path], *, local: bool = True) -> d
     callee: Diagnosis | None = None  # the inner frame whose operands were its parameters
     for frame in reversed(frames[-MAX_FRAMES:]):
         local_path = resolve(frame["path"], source_dirs, local=local)
+        if local_path is None and local and frame.get("lib"):
+            # a library the traceback ran through, installed here too (another machine's paste)
+            local_path = resolve(frame["lib"], installed_roots(), local=False)
         if local_path is None:
             callee = None
             continue
@@ -100,6 +103,14 @@ def read_code(result: dict, source_dirs: list[Path], *, local: bool = True) -> d
         notes.append("none of the files the traceback names is on this machine "
                       "(--source DIR maps them onto a checkout)")
     return {"diagnosis": first.to_dict() if first else None, "notes": notes, "read": read}
+
+
+def installed_roots() -> list[Path]:
+    """This interpreter's site-packages folders: where an installed library's files are."""
+    import site
+
+    roots = [*site.getsitepackages(), site.getusersitepackages()]
+    return [Path(r) for r in dict.fromkeys(roots) if r and Path(r).is_dir()]
 
 
 def _progress(done: int, total: int) -> None:
