@@ -23,11 +23,20 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from samedevice.analysis.culprit import KINDS, Culprit, Diagnosis, diagnose, diagnose_caller
+from samedevice.analysis.culprit import (
+    KINDS,
+    Culprit,
+    Diagnosis,
+    diagnose,
+    diagnose_caller,
+    origin_on_cpu,
+)
 from samedevice.analysis.project import Project
 from samedevice.analysis.reading import library_path
 from samedevice.analysis.source import SourceFile
 
+# torch's containers: indexing them is a lookup, never the user's code
+_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
 _INTERNAL = ("/torch/", "/samedevice/", "<frozen", "/site-packages/torch", "/_pytest/", "/pluggy/")
 
 
@@ -69,12 +78,20 @@ def _lookup(expr: ast.AST, frame: FrameType) -> tuple[bool, Any]:
             return True, getattr(base, expr.attr)
         except Exception:  # a property that raises: unknown, not an error of ours
             return False, None
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant | ast.Name):
         ok, base = _lookup(expr.value, frame)
         if not ok:
             return False, None
+        if isinstance(expr.slice, ast.Constant):
+            key = expr.slice.value
+        else:  # self.blocks[i]: a variable index, into a container whose indexing runs no user code
+            if not (isinstance(base, list | tuple | dict) or type(base).__name__ in _CONTAINERS):
+                return False, None
+            found, key = _lookup(expr.slice, frame)
+            if not found or not isinstance(key, int | str):
+                return False, None
         try:
-            return True, base[expr.slice.value]
+            return True, base[key]
         except Exception:
             return False, None
     return False, None
@@ -85,9 +102,10 @@ def _device(value: Any) -> str:
     if dev is not None and not callable(dev):
         return str(dev)
     params = getattr(value, "parameters", None)
-    if callable(params):  # a module: where its parameters are
+    buffers = getattr(value, "buffers", None)
+    if callable(params):  # a module: where its parameters and buffers are (a loss has only buffers)
         try:
-            devices = sorted({str(p.device) for p in params()})
+            devices = sorted({str(p.device) for p in params()} | ({str(b.device) for b in buffers()} if callable(buffers) else set()))
         except Exception:
             return ""
         return ", ".join(devices) if devices else "no parameters"
@@ -132,6 +150,8 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         via_caller = False
         if callee is not None:
             diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project)
+            if diag is not None and diag.culprit is None:
+                diag = None  # what the caller passed tells nothing: this frame's own statement may
             via_caller = diag is not None
         if diag is None:
             diag = diagnose(src, lineno, facts, path=_short(src.path), project=project)
@@ -190,6 +210,7 @@ def _record(facts: dict, kb: dict, diag: Diagnosis, operands: list[dict], c: Cul
 
 
 _SOURCES: dict[str, SourceFile | None] = {}
+_FACTS_NONE: dict = {}  # the origin of one value does not depend on the message
 
 
 def _source(path: str) -> SourceFile | None:
@@ -222,8 +243,12 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
         node = ast.parse(expr, mode="eval").body
     except SyntaxError:
         return None
+    if isinstance(node, ast.Name) and getattr(value, "_parameters", None) is None:
+        return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role=odd["role"], path=diag.path, project=project)
     holder, attr = _holder(node, frame)
     if getattr(value, "_parameters", None) is not None:  # a module on the CPU
+        if isinstance(node, ast.Name):
+            return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role="weight", path=diag.path, project=project)
         return _module_culprit(odd, value, holder, attr, frame)
     if holder is None or attr is None:
         return None

@@ -375,3 +375,35 @@ def test_an_index_is_a_device_bound_argument_and_a_plain_object_has_no_buffers()
                 return self.obs[x]  # FAIL
     ''', "# FAIL", t6)
     assert (d.culprit.expr, d.culprit.kind, d.culprit.family) == ("self.obs", "factory-without-device", "F9")
+
+
+def test_class_weights_of_a_loss_made_on_the_cpu():
+    d = run('''
+        import torch
+        from torch import nn
+        weights = torch.tensor([1.0, 3.0])
+        criterion = nn.CrossEntropyLoss(weight=weights)
+        def step(model, x, y):
+            return criterion(model(x), y)  # FAIL
+    ''', "# FAIL", {**T1, "op": "nll_loss_forward", "op_base": "nll_loss_forward", "argument": "weight",
+                    "argument_device": "cpu"})
+    assert (d.culprit.expr, d.culprit.kind, d.culprit.family) == ("criterion", "loss-weight-on-cpu", "F3")
+    assert made_line(d) == 5
+
+
+def test_a_value_the_live_program_has_on_the_cpu_skips_the_moves_that_did_not_run():
+    from samedevice.analysis.culprit import origin_on_cpu
+
+    code = textwrap.dedent('''
+        def train(loader, model, gpu):
+            for images, target in loader:
+                images = images.cuda()
+                if gpu is None:
+                    target = target.cuda()
+                loss = model(images) - target  # FAIL
+    ''')
+    src = SourceFile(ast.parse(code), "t.py", code)
+    line = next(i for i, t in enumerate(code.splitlines(), 1) if "# FAIL" in t)
+    assert diagnose(src, line, T1, path="t.py").culprit is None  # the code alone: target was moved
+    c = origin_on_cpu(src, line, "target", T1, path="t.py")
+    assert (c.kind, int(c.made_at.split("  ")[0].rsplit(":", 1)[1])) == ("input-not-moved", 3)

@@ -173,6 +173,11 @@ KINDS: dict[str, tuple[str, str, str]] = {
         "F9", "NumPy works on host memory only: a tensor on the accelerator cannot be converted "
               "in place",
         "bring it to the host first: `tensor.detach().cpu().numpy()`"),
+    "loss-weight-on-cpu": (
+        "F3", "the loss keeps its `weight`/`pos_weight` as a buffer made on the CPU, and the loss "
+              "module itself is never moved with the model",
+        "move the loss with the model: `criterion = criterion.to(device)` (or make the weights "
+        "with `device=`)"),
     "cpu-device-string": (
         "F3", "the value is placed on the CPU explicitly (`.to(\"cpu\")` or `device=\"cpu\"`)",
         "place it on the device of the other operand: `.to(<other>.device)`"),
@@ -185,7 +190,7 @@ KIND_RANK = {
     "plain-tensor-attribute": 0, "helper-object-attribute": 0, "modules-in-plain-list": 0,
     "layer-created-after-move": 0, "torch-load-no-map-location": 1, "restored-on-cpu": 2,
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
-    "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5,
+    "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
 }
 
 
@@ -477,6 +482,7 @@ class _Tracer:
         self.chain: list[str] = []
         self.sources: list[SourceFile] = []  # other files read on the way (shared with sub-tracers)
         self.parameter: str = ""  # the operand's value is this parameter of the function
+        self.moves_skipped = False  # (a live program says the value is on the CPU)
 
     def where(self, node: ast.AST) -> str:
         """``path:line  code`` of the node, in whichever file read on the way holds it."""
@@ -548,6 +554,13 @@ class _Tracer:
             return None
         if q.startswith(("numpy.", "np.")):
             return None  # a NumPy array meeting a tensor is another error (T11), not a CPU operand
+        if q.startswith("torch.nn.") and q.endswith("Loss"):
+            # nn.CrossEntropyLoss(weight=w): the loss's buffer is w, where w was made
+            for key in ("weight", "pos_weight"):
+                w = kwarg(c, key)
+                if w is not None and self.trace(w, before, scope, hops + 1, "operand") is not None:
+                    return "loss-weight-on-cpu", c
+            return None
         if isinstance(c.func, ast.Attribute):
             if name == "cpu":
                 return "transfer-to-cpu", c
@@ -609,6 +622,9 @@ class _Tracer:
         scopes = [s for s in (scope, self.src.tree) if s is not None]
         for sc in scopes:
             defs = self._definitions(name, before, sc)
+            if self.moves_skipped:
+                # the live value is on the CPU: a move written before this line did not run
+                defs = [(n, v) for n, v in defs if not _is_move(v)]
             if not defs:
                 continue
             stmt, value = defs[-1]
@@ -820,6 +836,36 @@ class _Tracer:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name:
                             return "layer-created-after-move", n
         return None
+
+
+def _is_move(value: ast.AST | None) -> bool:
+    """``x.cuda()``, ``x.to(device)`` (not ``.to("cpu")`` nor a cast)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES):
+        return False
+    target = value.args[0] if value.args else kwarg(value, "device")
+    return not (target is not None and const_str(target) == "cpu")
+
+
+def origin_on_cpu(src: SourceFile, line: int, name: str, facts: dict, *, role: str = "operand", path: str = "",
+                  project: Project | None = None) -> Culprit | None:
+    """Where the value of ``name`` at ``line`` came from, given that it is on the CPU there (a
+    live program says so): the moves the code holds before that line did not run."""
+    tree = _index_of(src)
+    stmt = tree.statement_at(line)
+    if stmt is None:
+        return None
+    function = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    cls = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
+    tracer = _Tracer(src, tree, stmt, function, cls, path or src.path, facts, project)
+    tracer.moves_skipped = True
+    hit = tracer.trace(ast.Name(id=name), stmt.lineno, function, role=role)
+    if hit is None:
+        return None
+    kind, made = hit
+    family, why, fix = KINDS[kind]
+    chain = ["the value is on the CPU here, so no move before this line ran", *tracer.chain]
+    return Culprit(expr=name, role=role, made_at=tracer.where(made), kind=kind, family=family, why=why,
+                   fix=fix.replace("<other>", "other"), chain=chain)
 
 
 def _index_of(src: SourceFile) -> FileIndex:
