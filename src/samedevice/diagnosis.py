@@ -27,6 +27,7 @@ from samedevice.analysis.culprit import (
     KINDS,
     Culprit,
     Diagnosis,
+    binding_of,
     diagnose,
     diagnose_caller,
     origin_on_cpu,
@@ -148,10 +149,12 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             continue
         diag = None
         via_caller = False
+        passed_on: Diagnosis | None = None  # the caller passed a parameter of its own: go on out
         if callee is not None:
             diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project)
             if diag is not None and diag.culprit is None:
-                diag = None  # what the caller passed tells nothing: this frame's own statement may
+                passed_on = diag if diag.parameters else None
+                diag = None  # what the caller passed tells nothing yet: this frame's own statement may
             via_caller = diag is not None
         if diag is None:
             diag = diagnose(src, lineno, facts, path=_short(src.path), project=project)
@@ -186,7 +189,9 @@ def diagnosis_of(exc: BaseException) -> dict | None:
                           "family": record["family"], "family_title": record["family_title"],
                           "family_page": record["family_page"]}
             return record
-        if diag.parameters:
+        if passed_on is not None:
+            callee = passed_on
+        elif diag.parameters:
             callee = diag
             inner_ops = inner_ops or [o for o in operands if o in odd] or operands
         else:
@@ -229,6 +234,8 @@ def _source(path: str) -> SourceFile | None:
 def _odd(operands: list[dict], facts: dict) -> list[dict]:
     """The operands on the wrong side: on the CPU when the others are on an accelerator."""
     devices = {o["device"] for o in operands if "," not in o["device"] and o["device"] != "no parameters"}
+    # the message names the two sides when the statement's other operand is not a plain name
+    devices |= {d for d in facts.get("devices") or [] if isinstance(d, str)}
     if len(devices) < 2 or not any(d.startswith("cpu") for d in devices):
         return []
     return [o for o in operands if o["device"].startswith("cpu")]
@@ -247,15 +254,15 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
         return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role=odd["role"], path=diag.path, project=project)
     holder, attr = _holder(node, frame)
     if getattr(value, "_parameters", None) is not None:  # a module on the CPU
-        if isinstance(node, ast.Name):
-            return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role="weight", path=diag.path, project=project)
-        return _module_culprit(odd, value, holder, attr, frame)
+        return _module_culprit(odd, value, frame, src, diag, project)
     if holder is None or attr is None:
         return None
     registered = getattr(holder, "_parameters", None), getattr(holder, "_buffers", None)
     is_module = registered[0] is not None
     if is_module and any(value is t for d in registered if d for t in d.values()):
-        return None  # a registered tensor of a module left on the CPU: where the module was made decides
+        # a registered tensor of a module left on the CPU: the module was made after the move,
+        # or never moved
+        return _module_culprit(odd, holder, frame, src, diag, project)
     made = _assignment(type(holder), attr)
     if made is None:
         return None
@@ -270,27 +277,123 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
                           + (" (not one of its parameters or buffers)" if is_module else "")])
 
 
-def _module_culprit(odd: dict, module: Any, holder: Any, attr: str | None, frame: FrameType) -> Culprit | None:
-    """A layer on the CPU: added after its model moved (its siblings are on the GPU), or a model
-    never moved at all."""
-    parent_devices = set()
-    if holder is not None and getattr(holder, "parameters", None) is not None and attr:
-        try:
-            parent_devices = {str(p.device) for p in holder.parameters()}
-        except Exception:
-            parent_devices = set()
-    added_after = any(not d.startswith("cpu") for d in parent_devices)
-    if added_after and attr:
-        made = _attribute_store(attr, frame, outside_init=True)
-        kind = "layer-created-after-move"
-    else:
+def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, diag: Diagnosis,
+                    project: Project) -> Culprit | None:
+    """A layer on the CPU: added after its model moved (the model is on the GPU), or a model
+    never moved at all (the whole model is on the CPU)."""
+    root = _root_model(module, frame)
+    if root is None:
+        node = _parse_expr(odd["expr"])
+        if isinstance(node, ast.Name):
+            return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role="weight", path=diag.path, project=project)
+        return None
+    outer, name, model, where = root
+    if any(not d.startswith("cpu") for d in _devices(model)):
         made = None
+        path = next((n for n, m in model.named_modules() if m is module), "")
+        # the outermost part of the path that is wholly on the CPU is what was added late
+        # (model.action_head = NewHead(...) holds the CPU layer action_head.vlln)
+        parts = path.split(".") if path else []
+        added, attr = module, parts[-1] if parts else ""
+        for i in range(1, len(parts) + 1):
+            sub = model.get_submodule(".".join(parts[:i]))
+            if _devices(sub) and all(d.startswith("cpu") for d in _devices(sub)):
+                added, attr = sub, parts[i - 1]
+                break
+        if attr and not attr.isdigit():
+            made = _attribute_store(attr, frame, outside_init=True)
+        if made is None:
+            made = _constructor_call(type(added), frame)
+        kind = "layer-created-after-move"
+        why_live = f"`{odd['expr']}` is on the CPU inside `{name}`, whose other parameters are on the GPU"
+    elif name.startswith("."):  # an attribute of an object: where it was last stored
+        made = _attribute_store(name[1:], frame, outside_init=False)
+        name = name[1:]
         kind = "model-not-moved"
+        why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
+    else:
+        found = binding_of(outer, where, name)
+        made = f"{_short(outer.path)}:{found.lineno}  {outer.lines[found.lineno - 1].strip()}" if found is not None else None
+        kind = "model-not-moved"
+        why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
     if made is None:
         return None
     family, why, fix = KINDS[kind]
     return Culprit(expr=odd["expr"], role="weight", made_at=made, kind=kind, family=family, why=why, fix=fix,
-                   chain=[f"`{odd['expr']}` has its parameters on the CPU while the rest of its model is on the GPU"])
+                   chain=[why_live])
+
+
+def _parse_expr(expr: str) -> ast.AST | None:
+    try:
+        return ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _devices(module: Any) -> set[str]:
+    try:
+        return {str(t.device) for t in (*module.parameters(), *module.buffers())}
+    except Exception:
+        return set()
+
+
+def _root_model(module: Any, frame: FrameType) -> tuple[SourceFile, str, Any, int] | None:
+    """The model that holds ``module``, as the program names it: the largest module among the
+    variables of its frames (and their attributes: ``self.model``) that contains it, the
+    outermost frame first: (its file, its name -- ``model`` or ``.model`` for an attribute --,
+    the model, the frame's line)."""
+    best: tuple[int, int, SourceFile, str, Any, int] | None = None
+    depth = 0
+    f: FrameType | None = frame
+    while f is not None:
+        depth += 1
+        path = f.f_code.co_filename
+        src = _source(path) if not any(part in path.replace("\\", "/") for part in _INTERNAL) else None
+        if src is not None:
+            scope = f.f_locals if f.f_code.co_name != "<module>" else f.f_globals
+            for name, value in list(scope.items()):
+                if name.startswith("__"):
+                    continue
+                candidates = [(name, value)]
+                if name == "self" or getattr(value, "_parameters", None) is None:
+                    # an object holding the model: `self.model`, `trainer.model`
+                    candidates = [(f".{k}", v) for k, v in list(getattr(value, "__dict__", {}).items())
+                                  if getattr(v, "_parameters", None) is not None]
+                for shown, candidate in candidates:
+                    try:
+                        size = sum(1 for _ in candidate.modules())
+                        holds = any(m is module for m in candidate.modules())
+                    except Exception:
+                        continue
+                    if holds and (best is None or (size, depth) >= (best[0], best[1])):
+                        best = (size, depth, src, shown, candidate, f.f_lineno)
+        f = f.f_back
+    return None if best is None else best[2:]
+
+
+def _constructor_call(cls: type, frame: FrameType) -> str | None:
+    """The last call of a user-defined class (``LoRALinear(...)``) in the program's files: where
+    an instance of it was made."""
+    if cls.__module__.startswith("torch."):
+        return None  # nn.Linear(...): too many to tell which one
+    seen: list[str] = []
+    f: FrameType | None = frame
+    while f is not None:
+        path = f.f_code.co_filename
+        if path not in seen and not any(part in path.replace("\\", "/") for part in _INTERNAL):
+            seen.append(path)
+        f = f.f_back
+    for path in seen:
+        src = _source(path)
+        if src is None:
+            continue
+        calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and (
+            (isinstance(n.func, ast.Name) and n.func.id == cls.__name__)
+            or (isinstance(n.func, ast.Attribute) and n.func.attr == cls.__name__))]
+        if calls:
+            last = max(calls, key=lambda n: n.lineno)
+            return f"{_short(path)}:{last.lineno}  {src.lines[last.lineno - 1].strip()}"
+    return None
 
 
 def _holder(node: ast.AST, frame: FrameType) -> tuple[Any, str | None]:

@@ -188,3 +188,47 @@ def test_the_operand_on_the_cpu_decides_and_its_caller_says_where_it_came_from(t
     assert d["culprit"]["expr"] == "x" and d["culprit"]["kind"] == "factory-without-device"
     assert d["culprit"]["made_at"] == "prog.py:17  print(m(torch.ones(3)))"
     assert d["statement"] == "return self.a * x"
+
+
+THROUGH_TWO_CALLERS = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Tokenizer:
+        def encode(self, text, return_tensors=None):
+            return torch.tensor([[ord(c) % 32 for c in text]])
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(32, 8)
+
+        def forward(self, input_ids):
+            return self.embed_tokens(input_ids)
+
+        def generate(self, input_ids, steps=1):
+            for _ in range(steps):
+                out = self.forward(input_ids)
+            return out
+
+
+    model = LM().to("cuda")
+    tok = Tokenizer()
+    print(model.generate(tok.encode("hello", return_tensors="pt")))
+''')
+
+
+def test_a_parameter_is_followed_out_through_every_caller(tmp_path):
+    """`input_ids` is a parameter of `forward`, then of `generate`: the culprit is what the
+    outermost caller passed, a tokenizer's CPU output."""
+    import json
+
+    r = run(tmp_path, THROUGH_TWO_CALLERS, "--diagnosis-json", "d.json")
+    assert r.returncode == 1
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert d["statement"] == "return self.embed_tokens(input_ids)"
+    assert {"expr": "input_ids", "role": "index", "device": "cpu"} in d["operands"]
+    assert d["culprit"]["expr"] == "input_ids" and d["culprit"]["kind"] == "input-not-moved"
+    assert d["culprit"]["made_at"] == 'prog.py:27  print(model.generate(tok.encode("hello", return_tensors="pt")))'

@@ -397,6 +397,12 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
             if lossish and len(c.args) >= 2:
                 add("target", kwarg(c, "target") or c.args[1])
                 add("input", c.args[0])
+    if arg == "index" and ("index_select" in op or "embedding" in op):
+        # an embedding layer lowers to index_select: its input is the index, its table the weight
+        for c in calls:
+            if _is_module_call(src, c) and c.args:
+                add("index", c.args[0])
+                add("weight", c.func)
     if layer_op or arg in _LAYER_ARGS or arg in ("indices",):
         for c in calls:
             if _is_module_call(src, c):
@@ -552,6 +558,9 @@ class _Tracer:
             if ml is not None and const_str(ml) == "cpu":
                 return "restored-on-cpu", c
             return None
+        if const_str(kwarg(c, "return_tensors")) == "pt":
+            # a tokenizer's or processor's output: new tensors on the CPU, for the caller to move
+            return "input-not-moved", c
         if q.startswith(("numpy.", "np.")):
             return None  # a NumPy array meeting a tensor is another error (T11), not a CPU operand
         if q.startswith("torch.nn.") and q.endswith("Loss"):
@@ -866,6 +875,20 @@ def origin_on_cpu(src: SourceFile, line: int, name: str, facts: dict, *, role: s
     chain = ["the value is on the CPU here, so no move before this line ran", *tracer.chain]
     return Culprit(expr=name, role=role, made_at=tracer.where(made), kind=kind, family=family, why=why,
                    fix=fix.replace("<other>", "other"), chain=chain)
+
+
+def binding_of(src: SourceFile, line: int, name: str) -> ast.AST | None:
+    """The last statement binding ``name`` before ``line``, in the scope that holds the line."""
+    tree = _index_of(src)
+    stmt = tree.statement_at(line)
+    if stmt is None:
+        return None
+    scope = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), src.tree)
+    for sc in (scope, src.tree):
+        defs = [n for n, _ in tree.bindings(sc).get(name, []) if n.lineno <= stmt.lineno and n is not stmt]
+        if defs:
+            return defs[-1]
+    return None
 
 
 def _index_of(src: SourceFile) -> FileIndex:
