@@ -157,3 +157,40 @@ def test_a_thin_paste_with_a_checkout_lists_places_to_look_never_a_culprit(tmp_p
     out = explain_json("--source", str(tmp_path), stdin=(ERROR + "\n").encode())
     assert out["culprit"]["located_by"] == "scan"
     assert out["families"] == explain_json("--no-source", stdin=(ERROR + "\n").encode())["families"]
+
+
+@pytest.mark.parametrize("kind", ["syntax", "binary", "fifo"])
+def test_an_imported_file_that_cannot_be_read_is_a_note(tmp_path, kind):
+    """The helper class lives in another file of the project; that file is broken: the answer
+    says so in one line and the paste is still explained (nothing executed, nothing hangs)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    helper = tmp_path / "pkg" / "center.py"
+    if kind == "syntax":
+        helper.write_text("class Center(:\n")
+    elif kind == "binary":
+        helper.write_bytes(b"\x00\x01" * 50)
+    else:
+        os.mkfifo(helper)
+    loss = tmp_path / "pkg" / "loss.py"
+    loss.write_text(LOSS.replace("class Center(nn.Module):", "from .center import Center\n\n\nclass _Old(nn.Module):"))
+    line = next(i for i, t in enumerate(loss.read_text().splitlines(), 1) if "t = teacher_out" in t)
+    r = run_cli("--json", stdin=paste(str(loss), line=line), timeout=30)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    out = json.loads(r.stdout)
+    assert out["template"] == "T1" and out["culprit"] is None
+    if kind != "fifo":  # a FIFO is never a module file: it is not even opened
+        assert any("center.py" in n for n in out["code"]["notes"])
+
+
+def test_a_helper_class_in_another_file_names_the_culprit_there(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "center.py").write_text(LOSS.split("class DINOLoss")[0])
+    loss = tmp_path / "pkg" / "loss.py"
+    loss.write_text("import torch\nfrom torch import nn\nfrom .center import Center\n\n\nclass DINOLoss"
+                    + LOSS.split("class DINOLoss")[1])
+    line = next(i for i, t in enumerate(loss.read_text().splitlines(), 1) if "t = teacher_out" in t)
+    out = explain_json(stdin=paste(str(loss), line=line))
+    assert out["culprit"]["expr"] == "self._center.value"
+    assert out["culprit"]["made_at"].endswith("center.py:9  self.value = torch.zeros(1, dim)")
