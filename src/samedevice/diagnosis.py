@@ -142,7 +142,7 @@ def diagnosis_of(exc: BaseException) -> dict | None:
     first: dict | None = None
     callee: Diagnosis | None = None
     inner_ops: list[dict] = []
-    for frame, lineno in reversed(frames[-6:]):
+    for frame, lineno in reversed(frames[-MAX_FRAMES:]):
         src = _source(frame.f_code.co_filename)
         if src is None:
             callee = None
@@ -151,7 +151,8 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         via_caller = False
         passed_on: Diagnosis | None = None  # the caller passed a parameter of its own: go on out
         if callee is not None:
-            diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project)
+            diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project,
+                                   on_cpu=bool(inner_ops) and all(o["device"].startswith("cpu") for o in inner_ops))
             if diag is not None and diag.culprit is None:
                 passed_on = diag if diag.parameters else None
                 diag = None  # what the caller passed tells nothing yet: this frame's own statement may
@@ -214,6 +215,8 @@ def _record(facts: dict, kb: dict, diag: Diagnosis, operands: list[dict], c: Cul
     }
 
 
+# frames read, innermost first: a value passed down through a model's layers crosses many
+MAX_FRAMES = 12
 _SOURCES: dict[str, SourceFile | None] = {}
 _FACTS_NONE: dict = {}  # the origin of one value does not depend on the message
 

@@ -407,3 +407,51 @@ def test_a_value_the_live_program_has_on_the_cpu_skips_the_moves_that_did_not_ru
     assert diagnose(src, line, T1, path="t.py").culprit is None  # the code alone: target was moved
     c = origin_on_cpu(src, line, "target", T1, path="t.py")
     assert (c.kind, int(c.made_at.split("  ")[0].rsplit(":", 1)[1])) == ("input-not-moved", 3)
+
+
+def test_the_batch_part_a_tuple_assignment_leaves_unmoved():
+    """nanoGPT's get_batch shape: `x, y = x.to(device), y` moves one part of the batch; the
+    other is the culprit at that statement, through the caller's unpacking."""
+    d = run('''
+        import torch
+        data = torch.arange(100)
+
+        def get_batch():
+            ix = torch.randint(90, (4,))
+            x = torch.stack([data[i:i + 8] for i in ix])
+            y = torch.stack([data[i + 1:i + 9] for i in ix])
+            x, y = x.to("cuda"), y
+            return x, y
+
+        def step(model):
+            X, Y = get_batch()
+            return model(X) - Y  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("Y", "input-not-moved", 9)
+
+
+def test_a_local_functions_parameter_is_what_its_call_passed():
+    d = run('''
+        import torch
+
+        def scale(values, factor):
+            return values * factor
+
+        def step(x):
+            w = scale(torch.ones(3), 2.0)
+            return x * w  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("w", "factory-without-device", 8)
+
+
+def test_a_torch_function_result_is_on_its_arguments_device():
+    d = run('''
+        import torch
+        class Attn(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.mask = torch.triu(torch.ones(n, n), diagonal=1)
+            def forward(self, scores):
+                return scores.masked_fill(self.mask.bool(), 0.0)  # FAIL
+    ''', "# FAIL", {**T1, "op": "masked_fill", "op_base": "masked_fill", "argument": "mask", "argument_device": "cpu"})
+    assert (d.culprit.kind, made_line(d)) == ("plain-tensor-attribute", 6)

@@ -47,6 +47,10 @@ _DTYPES = frozenset({
     "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
     "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble",
 })
+# torch functions whose result is not on their first argument's device
+_NOT_FOLLOWING = frozenset({"load", "save", "device", "manual_seed", "set_default_device", "from_numpy",
+                            "as_tensor", "tensor", "Generator", "no_grad", "compile", "jit", "is_tensor",
+                            "numel", "typename", "get_default_dtype", "set_grad_enabled"})
 _LAYER_OPS = ("addmm", "linear", "mm", "matmul", "conv", "convolution", "cudnn", "embedding",
               "layer_norm", "batch_norm", "group_norm", "native_layer_norm", "mkldnn",
               "_convolution", "slow_conv", "thnn_conv", "lstm", "gru", "rnn", "bmm", "baddbmm")
@@ -489,6 +493,9 @@ class _Tracer:
         self.sources: list[SourceFile] = []  # other files read on the way (shared with sub-tracers)
         self.parameter: str = ""  # the operand's value is this parameter of the function
         self.moves_skipped = False  # (a live program says the value is on the CPU)
+        # id(function) -> {parameter: (argument, the caller's scope, its line)} for the calls of
+        # local functions the trace went into
+        self.arguments: dict[int, dict[str, tuple[ast.AST, ast.AST | None, int]]] = {}
 
     def where(self, node: ast.AST) -> str:
         """``path:line  code`` of the node, in whichever file read on the way holds it."""
@@ -558,6 +565,21 @@ class _Tracer:
             if ml is not None and const_str(ml) == "cpu":
                 return "restored-on-cpu", c
             return None
+        if ((q.startswith("torch.") and q.count(".") == 1) or q.startswith("torch.nn.functional.")) \
+                and tail not in _NOT_FOLLOWING and c.args:
+            # torch.triu(x), torch.exp(x), F.pad(x, ...), torch.cat([a, b]): on the device of the
+            # tensor given (the first one, or the first element of a list given)
+            first = c.args[0]
+            if isinstance(first, ast.ListComp | ast.GeneratorExp):
+                return self.trace(first.elt, before, scope, hops + 1, role)
+            if isinstance(first, ast.List | ast.Tuple) and first.elts:
+                found = None
+                for e in first.elts:
+                    found = self.trace(e, before, scope, hops + 1, role)
+                    if found is not None:
+                        return found
+                return None
+            return self.trace(first, before, scope, hops + 1, role)
         if const_str(kwarg(c, "return_tensors")) == "pt":
             # a tokenizer's or processor's output: new tensors on the CPU, for the caller to move
             return "input-not-moved", c
@@ -599,7 +621,60 @@ class _Tracer:
                     fn, ref = found
                     return self._in(ref).returns(fn, hops, role)
         if isinstance(c.func, ast.Name) and c.func.id in self.src.functions:
-            return self.returns(self.src.functions[c.func.id], hops, role)
+            fn = self.src.functions[c.func.id]
+            self._bind(fn, c, scope, before)
+            return self.returns(fn, hops, role)
+        return None
+
+    def _scope_of(self, node: ast.AST) -> ast.AST:
+        return next((a for a in self.tree.ancestors(node) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)),
+                    self.src.tree)
+
+    def _bind(self, fn: ast.AST, call: ast.Call, scope: ast.AST | None, line: int) -> None:
+        """Remember what ``call`` passes ``fn``'s parameters, for a trace that reaches one."""
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            return
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if params[:1] == ["self"] and isinstance(call.func, ast.Attribute):
+            params = params[1:]
+        bound: dict[str, tuple[ast.AST, ast.AST | None, int]] = {}
+        for name, arg in zip(params, call.args, strict=False):
+            if isinstance(arg, ast.Starred):
+                break
+            bound[name] = (arg, scope, line)
+        for k in call.keywords:
+            if k.arg:
+                bound[k.arg] = (k.value, scope, line)
+        self.arguments[id(fn)] = bound
+
+    def _unpacked_call(self, stmt: ast.AST, name: str, hops: int, role: str) -> tuple[str, ast.AST] | None:
+        """``x, y = f(...)`` with ``f`` defined here (or a method of self): the element of what
+        ``f`` returns at ``name``'s place."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        call = getattr(stmt, "value", None)
+        if not (isinstance(target, ast.Tuple | ast.List) and isinstance(call, ast.Call)):
+            return None
+        index = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name), None)
+        if index is None:
+            return None
+        fn, tracer = None, self
+        if isinstance(call.func, ast.Name) and call.func.id in self.src.functions:
+            fn = self.src.functions[call.func.id]
+        elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id == "self" and self.cls is not None:
+            found = self._method(self.cls, call.func.attr)
+            if found is not None:
+                fn, ref = found
+                tracer = self._in(ref)
+        if fn is None:
+            return None
+        tracer._bind(fn, call, self._scope_of(stmt), stmt.lineno)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(target.elts):
+                self.chain.append(f"`{name}` is item {index} of what `{getattr(fn, 'name', '?')}` returns at line {n.lineno}")
+                hit = tracer.trace(n.value.elts[index], n.lineno + 1, fn, hops + 1, role)
+                if hit is not None:
+                    return hit
         return None
 
     def returns(self, fn: ast.AST, hops: int, role: str) -> tuple[str, ast.AST] | None:
@@ -617,9 +692,10 @@ class _Tracer:
             sub = _Tracer(self.src, self.tree, self.stmt, self.function, ref.node, self.path, self.facts, self.project)
         else:
             sub = _Tracer(ref.src, _index_of(ref.src), None, None, ref.node, ref.src.path, self.facts, self.project)
-            if ref.src not in self.sources:
-                self.sources.append(ref.src)
-        sub.chain, sub.sources = self.chain, self.sources
+            for known in (self.src, ref.src):  # where() must find the nodes of both files
+                if known not in self.sources:
+                    self.sources.append(known)
+        sub.chain, sub.sources, sub.arguments = self.chain, self.sources, self.arguments
         return sub
 
     def _definitions(self, name: str, before: int, scope: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
@@ -638,6 +714,9 @@ class _Tracer:
                 continue
             stmt, value = defs[-1]
             self.chain.append(f"`{name}` assigned at line {stmt.lineno}")
+            if _sibling_moved(stmt, name):
+                # x, y = x.to(device), y: the statement moves the batch's other parts, not this one
+                return "input-not-moved", stmt
             if isinstance(stmt, ast.For | ast.AsyncFor):
                 it = _src(self.src, stmt.iter).lower()
                 if any(w in it for w in _LOADERS):
@@ -646,8 +725,12 @@ class _Tracer:
             if value is None:
                 return None
             if value is _UNPACKED:
-                # x, y = batch: x is what batch holds
+                # x, y = get_batch(): x is what the function returns in that place
                 source = stmt.value  # type: ignore[union-attr]
+                found = self._unpacked_call(stmt, name, hops, role)
+                if found is not None:
+                    return found
+                # x, y = batch: x is what batch holds
                 found = self.trace(source, stmt.lineno, sc, hops + 1, role)
                 if found is None and isinstance(source, ast.Name):
                     return None
@@ -658,6 +741,11 @@ class _Tracer:
             names = [a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)]
             if name in names:
                 self.chain.append(f"`{name}` is a parameter of `{scope.name}`")
+                bound = self.arguments.get(id(scope), {}).get(name)
+                if bound is not None:
+                    # a function this trace entered through a call it read: the argument given
+                    arg, caller_scope, line = bound
+                    return self.trace(arg, line, caller_scope, hops + 1, role)
                 if scope is self.function:
                     self.parameter = name
         return None
@@ -845,6 +933,21 @@ class _Tracer:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name:
                             return "layer-created-after-move", n
         return None
+
+
+def _sibling_moved(stmt: ast.AST, name: str) -> bool:
+    """``x, y = x.to(device), y``: a tuple assignment that moves some of its values, not ``name``'s."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
+            and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == len(stmt.targets[0].elts)):
+        return False
+    mine = [v for t, v in zip(stmt.targets[0].elts, stmt.value.elts, strict=True) if isinstance(t, ast.Name) and t.id == name]
+    others = [v for t, v in zip(stmt.targets[0].elts, stmt.value.elts, strict=True) if not (isinstance(t, ast.Name) and t.id == name)]
+    return bool(mine) and not any(_is_move(v) or _moved_inside(v) for v in mine) and any(_moved_inside(v) for v in others)
+
+
+def _moved_inside(value: ast.AST) -> bool:
+    """The expression moves its value somewhere along its chain (``x.pin_memory().to(device)``)."""
+    return any(_is_move(n) for n in ast.walk(value) if isinstance(n, ast.Call))
 
 
 def _is_move(value: ast.AST | None) -> bool:
@@ -1061,7 +1164,7 @@ def _params(function: ast.AST | None) -> list[str]:
 
 
 def diagnose_caller(src: SourceFile, line: int, facts: dict, callee: Diagnosis, *, path: str = "",
-                    project: Project | None = None) -> Diagnosis | None:
+                    project: Project | None = None, on_cpu: bool = False) -> Diagnosis | None:
     """The frame that called ``callee``'s function, when its operands were that function's
     parameters: the arguments this statement passed them are followed instead (a loss whose
     ``target`` is the batch's label the training loop never moved)."""
@@ -1103,17 +1206,19 @@ def diagnose_caller(src: SourceFile, line: int, facts: dict, callee: Diagnosis, 
                      cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
                      culprit=None, read=[f"{where}:{stmt.lineno} (the call of `{callee.function}`)"],
                      operand_nodes=ops, signature=_params(function))
-    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops)
+    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops, on_cpu=on_cpu)
 
 
 def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, function: ast.AST | None,
             cls: ast.ClassDef | None, where: str, facts: dict, project: Project | None,
-            ops: list[tuple[str, ast.AST]]) -> Diagnosis:
-    """Follow each operand to its origin; the surest CPU origin is the culprit."""
+            ops: list[tuple[str, ast.AST]], *, on_cpu: bool = False) -> Diagnosis:
+    """Follow each operand to its origin; the surest CPU origin is the culprit (``on_cpu``: a
+    live program says these values are on the CPU, so a move written before did not run)."""
     wanted = _cpu_role(facts)
     found: list[tuple[tuple[int, int], Culprit]] = []
     for role, node in ops:
         tracer = _Tracer(src, tree, stmt, function, cls, where, facts, project)
+        tracer.moves_skipped = on_cpu
         if role in ("numpy",):
             kind, made = "numpy-on-accelerator", node
         elif role == "load" and isinstance(node, ast.Call):
