@@ -138,6 +138,9 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         return None
     kb = facts.pop("_kb")
     frames = _user_frames(exc.__traceback__)
+    restored = _optimizer_record(exc, frames, facts, kb)
+    if restored is not None:
+        return restored
     project = Project([Path.cwd()])
     first: dict | None = None
     callee: Diagnosis | None = None
@@ -200,6 +203,102 @@ def diagnosis_of(exc: BaseException) -> dict | None:
     return first
 
 
+def _optimizer_record(exc: BaseException, frames: list[tuple[FrameType, int]], facts: dict,
+                      kb: dict) -> dict | None:
+    """An error inside an optimizer's step whose state is on the CPU while its parameters are
+    on the accelerator: the state was restored (``load_state_dict``) before the model moved.
+    The operands of torch's own update code (``exp_avgs``) mean nothing to the user; the
+    optimizer their statement steps does."""
+    optimizer = None
+    tb = exc.__traceback__
+    while tb is not None and optimizer is None:
+        candidate = tb.tb_frame.f_locals.get("self")
+        if "/torch/optim/" in tb.tb_frame.f_code.co_filename.replace("\\", "/") \
+                and hasattr(candidate, "param_groups") and hasattr(candidate, "state"):
+            optimizer = candidate
+        tb = tb.tb_next
+    if optimizer is None or not frames:
+        return None
+    try:
+        params = {str(p.device) for g in optimizer.param_groups for p in g["params"]}
+        # Adam's `step` counter lives on the CPU by design
+        state = {str(v.device) for st in optimizer.state.values() for k, v in st.items()
+                 if k != "step" and hasattr(v, "device")}
+    except Exception:
+        return None
+    if not any(d.startswith("cpu") for d in state) or all(d.startswith("cpu") for d in params):
+        return None
+    frame, lineno = frames[-1]
+    src = _source(frame.f_code.co_filename)
+    if src is None:
+        return None
+    name = _name_of(optimizer, frame)
+    if name is None:
+        return None
+    made = _method_call(name, "load_state_dict", frame)
+    if made is None:
+        return None
+    kind = "optimizer-state-restored-before-move"
+    family, why, fix = KINDS[kind]
+    culprit = Culprit(expr=name, role="operand", made_at=made, kind=kind, family=family, why=why, fix=fix,
+                      chain=[f"`{name}`'s state is on {', '.join(sorted(state))}, its parameters on "
+                             f"{', '.join(sorted(params))}"])
+    statement = _statement_text(src, lineno)
+    diag = Diagnosis(path=_short(src.path), line=lineno, end_line=lineno, statement=statement,
+                     function=frame.f_code.co_name, cls="", operands=[name], culprit=culprit, read=[])
+    operand = {"expr": name, "role": "operand",
+               "device": f"state {', '.join(sorted(state))}; parameters {', '.join(sorted(params))}"}
+    return _record(facts, kb, diag, [operand], culprit)
+
+
+def _name_of(value: Any, frame: FrameType) -> str | None:
+    """The frame's name for ``value``: a variable, or an attribute of ``self``."""
+    scope = frame.f_locals if frame.f_code.co_name != "<module>" else frame.f_globals
+    for name, v in list(scope.items()):
+        if v is value and not name.startswith("__"):
+            return name
+    owner = frame.f_locals.get("self")
+    for attr, v in list(getattr(owner, "__dict__", {}).items()):
+        if v is value:
+            return f"self.{attr}"
+    return None
+
+
+def _method_call(receiver: str, method: str, frame: FrameType) -> str | None:
+    """``path:line  code`` of the first ``<receiver>.<method>(...)`` in the files of the frames,
+    the innermost file first."""
+    seen: list[str] = []
+    f: FrameType | None = frame
+    while f is not None:
+        path = f.f_code.co_filename
+        if path not in seen and not any(part in path.replace("\\", "/") for part in _INTERNAL):
+            seen.append(path)
+        f = f.f_back
+    for path in seen:
+        src = _source(path)
+        if src is None:
+            continue
+        calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == method and _text(n.func.value) == receiver]
+        if calls:
+            first = min(calls, key=lambda n: n.lineno)
+            return f"{_short(path)}:{first.lineno}  {src.lines[first.lineno - 1].strip()}"
+    return None
+
+
+def _statement_text(src: SourceFile, lineno: int) -> str:
+    """The whole statement holding ``lineno``, one line."""
+    best = None
+    for n in ast.walk(src.tree):
+        if isinstance(n, ast.stmt) and not isinstance(n, ast.If | ast.For | ast.While | ast.With | ast.Try
+                                                        | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and n.lineno <= lineno <= (n.end_lineno or n.lineno):
+            best = n if best is None or n.lineno >= best.lineno else best
+    if best is None:
+        return src.lines[lineno - 1].strip() if 0 < lineno <= len(src.lines) else ""
+    return " ".join(" ".join(src.lines[best.lineno - 1:best.end_lineno or best.lineno]).split())
+
+
 def _record(facts: dict, kb: dict, diag: Diagnosis, operands: list[dict], c: Culprit | None) -> dict:
     family = c.family if c is not None else (facts["families"][0] if facts["families"] else "")
     fam = kb["families"].get(family, {"title": family, "page": f"families/{family.lower()}/"}) if family else None
@@ -239,9 +338,24 @@ def _odd(operands: list[dict], facts: dict) -> list[dict]:
     devices = {o["device"] for o in operands if "," not in o["device"] and o["device"] != "no parameters"}
     # the message names the two sides when the statement's other operand is not a plain name
     devices |= {d for d in facts.get("devices") or [] if isinstance(d, str)}
+    if len(devices) >= 2 and not any(d.startswith("cpu") for d in devices):
+        # two accelerators: the odd one is off the process's current device (a rank's own GPU)
+        current = _current_device()
+        if current is None or current not in devices:
+            return []
+        return [o for o in operands if o["device"] != current and "," not in o["device"]
+                and o["device"] != "no parameters"]
     if len(devices) < 2 or not any(d.startswith("cpu") for d in devices):
         return []
     return [o for o in operands if o["device"].startswith("cpu")]
+
+
+def _current_device() -> str | None:
+    torch = sys.modules.get("torch")
+    try:
+        return f"cuda:{torch.cuda.current_device()}" if torch is not None and torch.cuda.is_available() else None
+    except Exception:
+        return None
 
 
 def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
@@ -474,9 +588,25 @@ def _in_init(src: SourceFile, node: ast.AST) -> bool:
     return False
 
 
+def _rank_diagnosis(exc: BaseException) -> dict | None:
+    """A rank of torch.multiprocessing.spawn failed: the diagnosis it left (it held the frames)."""
+    pid = getattr(exc, "error_pid", None)
+    folder = os.environ.get("SAMEDEVICE_RANK_DIAGNOSES")
+    if not isinstance(pid, int) or not folder:
+        return None
+    try:
+        with open(os.path.join(folder, f"{pid}.json"), encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return None
+    found["process"] = f"process {getattr(exc, 'error_index', '?')} of torch.multiprocessing.spawn"
+    return found
+
+
 def render(d: dict, *, docs: bool = True) -> str:
+    where = f" ({d['process']})" if d.get("process") else ""
     out = [f"samedevice: {d['template']} {d['template_title']}",
-           f"  at {d['path']}:{d['line']} in {d['function']}: {d['statement']}"]
+           f"  at {d['path']}:{d['line']} in {d['function']}{where}: {d['statement']}"]
     for o in d["operands"]:
         out.append(f"    {o['expr']:<32} {o['device']:<10} ({o['role']})")
     c = d["culprit"]
@@ -517,7 +647,7 @@ def _short(path: str) -> str:
 def print_diagnosis(exc: BaseException, json_path: str | None = None) -> None:
     """After the traceback, on stderr; and, for a tool reading it, as JSON into ``json_path``."""
     try:
-        found = diagnosis_of(exc)
+        found = _rank_diagnosis(exc) or diagnosis_of(exc)
     except Exception as e:  # the diagnosis must never hide the user's own error
         sys.stderr.write(f"samedevice: no diagnosis ({type(e).__name__}: {e})\n")
         return

@@ -455,3 +455,33 @@ def test_a_torch_function_result_is_on_its_arguments_device():
                 return scores.masked_fill(self.mask.bool(), 0.0)  # FAIL
     ''', "# FAIL", {**T1, "op": "masked_fill", "op_base": "masked_fill", "argument": "mask", "argument_device": "cpu"})
     assert (d.culprit.kind, made_line(d)) == ("plain-tensor-attribute", 6)
+
+
+T12_TWO_GPUS = {"template": "T12", "op": "", "argument": "", "devices": ["cuda:1", "cuda:0"], "message": ""}
+
+
+def test_a_device_index_fixed_in_the_code_when_the_message_names_two_gpus():
+    d = run('''
+        import torch.nn.functional as F
+
+        def train(model, loader, rank):
+            for source, targets in loader:
+                source = source.to(rank)
+                targets = targets.to("cuda:0")
+                loss = F.cross_entropy(model(source), targets)  # FAIL
+    ''', "# FAIL", T12_TWO_GPUS)
+    assert (d.culprit.expr, d.culprit.kind, d.culprit.family) == ("targets", "hardcoded-device-index", "F8")
+    assert made_line(d) == 7
+
+
+def test_a_fixed_device_index_is_no_origin_when_the_other_side_is_the_cpu():
+    # one GPU and the CPU: "cuda:0" is where the model is too, so it is no culprit
+    d = run('''
+        import torch.nn.functional as F
+
+        def train(model, loader):
+            for source, targets in loader:
+                source = source.to("cuda:0")
+                loss = F.cross_entropy(model(source), targets)  # FAIL
+    ''', "# FAIL")
+    assert d.culprit is None or d.culprit.expr != "source"

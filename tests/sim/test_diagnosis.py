@@ -232,3 +232,66 @@ def test_a_parameter_is_followed_out_through_every_caller(tmp_path):
     assert {"expr": "input_ids", "role": "index", "device": "cpu"} in d["operands"]
     assert d["culprit"]["expr"] == "input_ids" and d["culprit"]["kind"] == "input-not-moved"
     assert d["culprit"]["made_at"] == 'prog.py:27  print(model.generate(tok.encode("hello", return_tensors="pt")))'
+
+
+RESUMED = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+    checkpoint = {"optimizer": optimizer.state_dict()}
+
+    model = nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model.to("cuda")
+    model(torch.ones(2, 4, device="cuda")).sum().backward()
+    optimizer.step()
+''')
+
+
+def test_an_optimizer_restored_before_the_move_is_named_at_its_load_state_dict(tmp_path):
+    # the error is raised deep in torch.optim; its operands (exp_avgs) are torch's, not the user's
+    r = run(tmp_path, RESUMED)
+    assert r.returncode == 1
+    lines = [" ".join(line.split()) for line in r.stderr.partition("samedevice: T1 ")[2].splitlines()]
+    assert "at prog.py:16 in <module>: optimizer.step()" in lines
+    assert "optimizer state cpu; parameters cuda:0 (operand)" in lines
+    assert 'culprit: optimizer, made at prog.py:13 optimizer.load_state_dict(checkpoint["optimizer"])' in lines
+    assert any(line.startswith("family: F7 ") for line in lines)
+    fixed = RESUMED.replace('model.to("cuda")\n', "").replace(
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)\noptimizer.load",
+        'model.to("cuda")\noptimizer = torch.optim.AdamW(model.parameters(), lr=0.1)\noptimizer.load')
+    assert run(tmp_path, fixed).returncode == 0
+
+
+RANKS = textwrap.dedent('''
+    import torch
+    import torch.multiprocessing as mp
+
+
+    def work(rank):
+        torch.cuda.set_device(rank)
+        x = torch.ones(3, device=rank)
+        scale = torch.full((3,), 2.0).to("cuda:0")
+        print(rank, (x * scale).sum().item())
+
+
+    if __name__ == "__main__":
+        mp.spawn(work, nprocs=2)
+''')
+
+
+def test_a_rank_started_by_mp_spawn_is_diagnosed_after_the_parents_traceback(tmp_path):
+    # the rank holds the failing frames; the parent raises ProcessRaisedException with its text
+    r = run(tmp_path, RANKS, "--gpus", "2")
+    assert r.returncode == 1
+    traceback, _, diagnosis = r.stderr.partition("samedevice: T12 ")
+    assert "ProcessRaisedException" in traceback and "cuda:1 and cuda:0" in traceback
+    lines = [" ".join(line.split()) for line in diagnosis.splitlines()]
+    assert "at prog.py:10 in work (process 1 of torch.multiprocessing.spawn): print(rank, (x * scale).sum().item())" in lines
+    assert 'culprit: scale, made at prog.py:9 scale = torch.full((3,), 2.0).to("cuda:0")' in lines
+    assert any(line.startswith("family: F8 ") for line in lines)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 
 from .project import ClassRef, Project
@@ -182,6 +183,17 @@ KINDS: dict[str, tuple[str, str, str]] = {
               "module itself is never moved with the model",
         "move the loss with the model: `criterion = criterion.to(device)` (or make the weights "
         "with `device=`)"),
+    "optimizer-state-restored-before-move": (
+        "F7", "`optimizer.load_state_dict` casts the restored state to the device its parameters "
+              "are on at that moment: they were still on the CPU, and the model moved afterwards (a "
+              "move changes the parameters, never the optimizer's state)",
+        "move the model before building the optimizer and loading its state (`model.to(device)` "
+        "first)"),
+    "hardcoded-device-index": (
+        "F8", "the value is placed on a device fixed in the code (`\"cuda:0\"`, `.cuda(0)`), not on "
+              "the device the rest of the computation is on (under DDP, each rank's own GPU)",
+        "place it on the device of the other operand: `.to(<other>.device)` (under DDP, the rank's "
+        "device: `.to(rank)`)"),
     "cpu-device-string": (
         "F3", "the value is placed on the CPU explicitly (`.to(\"cpu\")` or `device=\"cpu\"`)",
         "place it on the device of the other operand: `.to(<other>.device)`"),
@@ -195,6 +207,7 @@ KIND_RANK = {
     "layer-created-after-move": 0, "torch-load-no-map-location": 1, "restored-on-cpu": 2,
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
     "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
+    "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1,
 }
 
 
@@ -493,6 +506,9 @@ class _Tracer:
         self.sources: list[SourceFile] = []  # other files read on the way (shared with sub-tracers)
         self.parameter: str = ""  # the operand's value is this parameter of the function
         self.moves_skipped = False  # (a live program says the value is on the CPU)
+        # the message names two accelerators (cuda:1 and cuda:0): a device index fixed in the
+        # code is an origin
+        self.other_gpu = _two_accelerators(facts)
         # id(function) -> {parameter: (argument, the caller's scope, its line)} for the calls of
         # local functions the trace went into
         self.arguments: dict[int, dict[str, tuple[ast.AST, ast.AST | None, int]]] = {}
@@ -555,6 +571,8 @@ class _Tracer:
                 return "factory-without-device", c
             if dev is not None and const_str(dev) in ("cpu",):
                 return "cpu-device-string", c
+            if dev is not None and self.other_gpu and _fixed_index(dev):
+                return "hardcoded-device-index", c
             return None
         if q.startswith("torch.") and q.count(".") == 1 and tail in _LEGACY_CPU_TYPES:
             return "factory-without-device", c  # torch.FloatTensor(...): the legacy CPU constructors
@@ -601,6 +619,8 @@ class _Tracer:
                     return "cpu-device-string", c
                 if (target is None and kwarg(c, "dtype") is not None) or _is_dtype(self.src, target):
                     return self.trace(c.func.value, before, scope, hops + 1, role)  # a cast only
+                if self.other_gpu and target is not None and _fixed_index(target):
+                    return "hardcoded-device-index", c
                 return None  # moved to a device: follows the model
             if name == "type_as" and c.args:
                 return self.trace(c.args[0], before, scope, hops + 1, role)  # takes the other's device
@@ -611,6 +631,8 @@ class _Tracer:
                     return "cpu-device-string", c
                 return None
             if name in _MOVES:
+                if name == "cuda" and self.other_gpu and c.args and _fixed_index(c.args[0]):
+                    return "hardcoded-device-index", c
                 return None
             if name in _SAME_DEVICE:
                 return self.trace(c.func.value, before, scope, hops + 1, role)
@@ -948,6 +970,23 @@ def _sibling_moved(stmt: ast.AST, name: str) -> bool:
 def _moved_inside(value: ast.AST) -> bool:
     """The expression moves its value somewhere along its chain (``x.pin_memory().to(device)``)."""
     return any(_is_move(n) for n in ast.walk(value) if isinstance(n, ast.Call))
+
+
+_INDEXED_DEVICE = re.compile(r"^(cuda|xpu|npu|hpu|mps):\d+$")
+
+
+def _fixed_index(node: ast.AST) -> bool:
+    """``"cuda:0"`` or ``0`` written in the code as the device."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return True
+    if isinstance(node, ast.Call) and _call_name(node) == "device" and node.args:
+        return _fixed_index(node.args[0]) or (len(node.args) > 1 and _fixed_index(node.args[1]))
+    return bool(_INDEXED_DEVICE.match(const_str(node) or ""))
+
+
+def _two_accelerators(facts: dict) -> bool:
+    devices = {d for d in facts.get("devices") or [] if isinstance(d, str)}
+    return len(devices) >= 2 and not any(d.startswith("cpu") for d in devices)
 
 
 def _is_move(value: ast.AST | None) -> bool:

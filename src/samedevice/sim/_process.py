@@ -34,6 +34,8 @@ def start(mode: str) -> None:
     usage_dir = os.environ.get("SAMEDEVICE_USAGE_DIR")
     if usage_dir and mode in ("cuda", "sim"):
         atexit.register(_write_usage, usage_dir)
+    if mode in ("cuda", "sim") and os.environ.get("SAMEDEVICE_DIAGNOSE") == "1":
+        _share_rank_diagnoses()
     if mode in ("cuda", "sim"):
         _strip_formatted_tracebacks()
         _strip_uncaught_tracebacks()
@@ -82,9 +84,45 @@ def _strip_formatted_tracebacks() -> None:
         from ._tracebacks import strip_exception
 
         strip_exception(exc)
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == "torch.multiprocessing.spawn":
+            _save_rank_diagnosis(exc)
         return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=limit, chain=chain))
 
     traceback.format_exc = format_exc
+
+
+# A rank started by torch.multiprocessing.spawn reports its error to the parent as text, and the
+# parent raises ProcessRaisedException, whose frames are the parent's. The rank, which still holds
+# the failing frames, leaves its diagnosis in this folder under its pid; the parent prints it after
+# its own traceback (samedevice.diagnosis.print_diagnosis reads error_pid).
+RANK_DIAGNOSES = "SAMEDEVICE_RANK_DIAGNOSES"
+
+
+def _share_rank_diagnoses() -> None:
+    if os.environ.get(RANK_DIAGNOSES):
+        return  # a rank: the folder is its parent's
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="samedevice-ranks-")
+    os.environ[RANK_DIAGNOSES] = folder
+    atexit.register(shutil.rmtree, folder, True)
+
+
+def _save_rank_diagnosis(exc: BaseException) -> None:
+    folder = os.environ.get(RANK_DIAGNOSES)
+    if not folder or os.environ.get("SAMEDEVICE_DIAGNOSE") != "1":
+        return
+    from samedevice.diagnosis import diagnosis_of
+
+    try:
+        found = diagnosis_of(exc)
+        if found is not None:
+            with open(os.path.join(folder, f"{os.getpid()}.json"), "w", encoding="utf-8") as f:
+                json.dump(found, f)
+    except Exception as e:  # the rank's own error must still reach the parent
+        sys.stderr.write(f"samedevice: no diagnosis in rank {os.getpid()} ({type(e).__name__}: {e})\n")
 
 
 def _strip_wrapped_tracebacks() -> None:
