@@ -19,6 +19,7 @@ import linecache
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -155,13 +156,13 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         passed_on: Diagnosis | None = None  # the caller passed a parameter of its own: go on out
         if callee is not None:
             diag = diagnose_caller(src, lineno, facts, callee, path=_short(src.path), project=project,
-                                   on_cpu=bool(inner_ops) and all(o["device"].startswith("cpu") for o in inner_ops))
+                                   bound=_bound_in(frame), on_cpu=bool(inner_ops) and all(o["device"].startswith("cpu") for o in inner_ops))
             if diag is not None and diag.culprit is None:
                 passed_on = diag if diag.parameters else None
                 diag = None  # what the caller passed tells nothing yet: this frame's own statement may
             via_caller = diag is not None
         if diag is None:
-            diag = diagnose(src, lineno, facts, path=_short(src.path), project=project)
+            diag = diagnose(src, lineno, facts, path=_short(src.path), project=project, bound=_bound_in(frame))
         if diag is None:
             callee = None
             continue
@@ -368,7 +369,8 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
     except SyntaxError:
         return None
     if isinstance(node, ast.Name) and getattr(value, "_parameters", None) is None:
-        return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role=odd["role"], path=diag.path, project=project)
+        return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role=odd["role"], path=diag.path, project=project,
+                             bound=_bound_in(frame))
     holder, attr = _holder(node, frame)
     if getattr(value, "_parameters", None) is not None:  # a module on the CPU
         return _module_culprit(odd, value, frame, src, diag, project)
@@ -402,7 +404,8 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
     if root is None:
         node = _parse_expr(odd["expr"])
         if isinstance(node, ast.Name):
-            return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role="weight", path=diag.path, project=project)
+            return origin_on_cpu(src, diag.line, node.id, _FACTS_NONE, role="weight", path=diag.path, project=project,
+                                 bound=_bound_in(frame))
         return None
     outer, name, model, where = root
     if any(not d.startswith("cpu") for d in _devices(model)):
@@ -430,6 +433,12 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
         why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
     else:
         found = binding_of(outer, where, name)
+        while found is not None and _wraps(found, name):
+            # model = torch.compile(model) / DDP(model): the model itself was bound before
+            earlier = binding_of(outer, found.lineno, name)
+            if earlier is None or earlier.lineno >= found.lineno:
+                break
+            found = earlier
         made = f"{_short(outer.path)}:{found.lineno}  {outer.lines[found.lineno - 1].strip()}" if found is not None else None
         kind = "model-not-moved"
         why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
@@ -438,6 +447,23 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
     family, why, fix = KINDS[kind]
     return Culprit(expr=odd["expr"], role="weight", made_at=made, kind=kind, family=family, why=why, fix=fix,
                    chain=[why_live])
+
+
+def _bound_in(frame: FrameType) -> Callable[[str, bool], bool]:
+    """Whether a name has a value in the frame now (the module's globals for its top level)."""
+    local, module = frame.f_locals, frame.f_globals
+
+    def bound(name: str, module_scope: bool) -> bool:
+        return name in module if module_scope else (name in local or name in module)
+
+    return bound
+
+
+def _wraps(stmt: ast.AST, name: str) -> bool:
+    """``name = wrapper(name, ...)``: a rebinding that wraps the same object."""
+    value = getattr(stmt, "value", None)
+    return isinstance(stmt, ast.Assign) and isinstance(value, ast.Call) and any(
+        isinstance(a, ast.Name) and a.id == name for a in value.args)
 
 
 def _parse_expr(expr: str) -> ast.AST | None:
@@ -594,12 +620,26 @@ def _rank_diagnosis(exc: BaseException) -> dict | None:
     folder = os.environ.get("SAMEDEVICE_RANK_DIAGNOSES")
     if not isinstance(pid, int) or not folder:
         return None
+    own = os.path.join(folder, f"{pid}.json")
+    where = f"process {getattr(exc, 'error_index', '?')} of torch.multiprocessing.spawn"
+    if not os.path.exists(own):
+        # the reported rank died of another's error (gloo's "Connection closed by peer" after
+        # the rank with the device error exited): that rank left its diagnosis first
+        try:
+            others = sorted((e for e in os.scandir(folder) if e.name.endswith(".json")),
+                            key=lambda e: e.stat().st_mtime)
+        except OSError:
+            return None
+        if not others:
+            return None
+        own = others[0].path
+        where = f"another process of torch.multiprocessing.spawn, pid {others[0].name[:-5]}"
     try:
-        with open(os.path.join(folder, f"{pid}.json"), encoding="utf-8") as f:
+        with open(own, encoding="utf-8") as f:
             found = json.load(f)
     except (OSError, ValueError):
         return None
-    found["process"] = f"process {getattr(exc, 'error_index', '?')} of torch.multiprocessing.spawn"
+    found["process"] = where
     return found
 
 

@@ -485,3 +485,51 @@ def test_a_fixed_device_index_is_no_origin_when_the_other_side_is_the_cpu():
                 loss = F.cross_entropy(model(source), targets)  # FAIL
     ''', "# FAIL")
     assert d.culprit is None or d.culprit.expr != "source"
+
+
+def test_the_batch_part_left_unmoved_after_its_sibling_was_moved():
+    d = run('''
+        def train(model, loader, loss_fn, device):
+            seq_batch, target_batch = next(iter(loader))
+            seq_batch = seq_batch.to(device)
+            loss = loss_fn(model(seq_batch), target_batch[:, 0])  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind) == ("target_batch[:, 0]", "input-not-moved")
+    assert made_line(d) == 4  # where the batch's other part was moved, and this one was not
+
+
+def test_a_function_that_moves_one_of_the_values_it_returns():
+    d = run('''
+        import torch
+
+        def get_batch(data, device):
+            x = torch.stack([data[i:i + 8] for i in range(4)])
+            y = torch.stack([data[i + 1:i + 9] for i in range(4)])
+            x = x.to(device)
+            return x, y
+
+        def step(model, data, device):
+            xb, yb = get_batch(data, device)
+            return model(xb) - yb  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind) == ("yb", "input-not-moved")
+    assert made_line(d) == 7
+
+
+def test_a_binding_whose_value_reads_a_name_the_live_frame_lacks_did_not_run():
+    code = textwrap.dedent('''
+        import os
+        import torch
+
+        samp = torch.from_numpy(make()).float()
+        if os.path.exists("ckpt.pth"):
+            checkpoint = torch.load("ckpt.pth")
+            samp = checkpoint["samp"]
+        out = model(samp)  # FAIL
+    ''')
+    src = SourceFile(ast.parse(code), "t.py", code)
+    line = next(i for i, t in enumerate(code.splitlines(), 1) if "# FAIL" in t)
+    names = {"os", "torch", "samp", "model", "make"}  # no `checkpoint`: the branch was not taken
+    d = diagnose(src, line, T1, path="t.py", bound=lambda name, module: name in names)
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("samp", "transfer-to-cpu", 5)
+    assert made_line(diagnose(src, line, T1, path="t.py")) == 7  # the code alone: the last binding

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .project import ClassRef, Project
@@ -495,6 +496,12 @@ def _mapping_store(target: ast.Subscript) -> bool:
     return any(w in name for w in ("dict", "state", "cache", "results", "outputs", "kwargs", "config"))
 
 
+# A live frame's view of its names: bound(name, module_scope) says whether ``name`` has a value
+# in the frame now (its globals for the module's scope). A binding whose value reads a name of
+# the scope that has none did not run (a branch not taken).
+Bound = Callable[[str, bool], bool]
+
+
 class _Tracer:
     """Follows one operand back to where its value was made."""
 
@@ -509,6 +516,7 @@ class _Tracer:
         # the message names two accelerators (cuda:1 and cuda:0): a device index fixed in the
         # code is an origin
         self.other_gpu = _two_accelerators(facts)
+        self.bound: Bound | None = None
         # id(function) -> {parameter: (argument, the caller's scope, its line)} for the calls of
         # local functions the trace went into
         self.arguments: dict[int, dict[str, tuple[ast.AST, ast.AST | None, int]]] = {}
@@ -694,10 +702,68 @@ class _Tracer:
         for n in ast.walk(fn):
             if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(target.elts):
                 self.chain.append(f"`{name}` is item {index} of what `{getattr(fn, 'name', '?')}` returns at line {n.lineno}")
+                moved = tracer._returned_unmoved(fn, n, index)
+                if moved is not None:
+                    # return x, y after x = x.to(device): the function moves the other parts only
+                    self.chain.append(f"`{getattr(fn, 'name', '?')}` moves the other items at line {moved.lineno}, not this one")
+                    return "input-not-moved", moved
                 hit = tracer.trace(n.value.elts[index], n.lineno + 1, fn, hops + 1, role)
                 if hit is not None:
                     return hit
         return None
+
+    def _never_ran(self, stmt: ast.AST, value: ast.AST | None, scope: ast.AST) -> bool:
+        """The live frame has no value for a name of this scope that the binding's value reads
+        (``samp_trajs = checkpoint[...]`` with no ``checkpoint``): the binding did not run."""
+        if value is None or value is _UNPACKED or self.bound is None:
+            return False
+        own = self.tree.bindings(scope)
+        module = scope is self.src.tree
+        inner = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        inner |= {a.arg for n in ast.walk(value) if isinstance(n, ast.Lambda) for a in n.args.args}
+        for n in ast.walk(value):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in own and n.id not in inner \
+                    and not self.bound(n.id, module) and not _deleted(scope, n.id):
+                return True
+        return False
+
+    def _moves_of(self, names: list[str], scope: ast.AST, lo: int, hi: int) -> ast.AST | None:
+        """The first ``n = n.to(...)`` of one of ``names`` in ``scope`` between the lines."""
+        for other in names:
+            for n, v in self.tree.bindings(scope).get(other, []):
+                if lo < n.lineno < hi and _is_move(v) and _receiver_is(v, other):
+                    return n
+        return None
+
+    def _sibling_moved_later(self, stmt: ast.AST, name: str, before: int, scope: ast.AST) -> ast.AST | None:
+        """``x, y = batch`` (or ``for x, y in loader``) followed by ``x = x.to(device)`` before
+        ``before``, and ``name`` (y) never moved: the move of its sibling."""
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
+            target = stmt.target
+        else:
+            return None
+        if not isinstance(target, ast.Tuple | ast.List):
+            return None
+        siblings = [t.id for t in target.elts if isinstance(t, ast.Name) and t.id != name]
+        if not siblings or len(siblings) == len(target.elts):
+            return None
+        if any(stmt.lineno < n.lineno < before for n, _ in self.tree.bindings(scope).get(name, [])):
+            return None  # name has a move of its own (one a live program says did not run)
+        return self._moves_of(siblings, scope, stmt.lineno, before)
+
+    def _returned_unmoved(self, fn: ast.AST, ret: ast.Return, index: int) -> ast.AST | None:
+        """``return x, y`` where the function moved ``x`` (``x = x.to(device)``) but never ``y``."""
+        elts = ret.value.elts  # type: ignore[union-attr]
+        mine = elts[index]
+        if not isinstance(mine, ast.Name):
+            return None
+        if any(_is_move(v) or (v is not None and v is not _UNPACKED and _moved_inside(v))
+               for n, v in self.tree.bindings(fn).get(mine.id, []) if n.lineno < ret.lineno):
+            return None
+        others = [e.id for i, e in enumerate(elts) if i != index and isinstance(e, ast.Name)]
+        return self._moves_of(others, fn, getattr(fn, "lineno", 0), ret.lineno)
 
     def returns(self, fn: ast.AST, hops: int, role: str) -> tuple[str, ast.AST] | None:
         for n in ast.walk(fn):
@@ -712,6 +778,7 @@ class _Tracer:
         """The tracer for a class of another file (its own lines, its own path), sharing the chain."""
         if ref.src is self.src:
             sub = _Tracer(self.src, self.tree, self.stmt, self.function, ref.node, self.path, self.facts, self.project)
+            sub.bound = self.bound
         else:
             sub = _Tracer(ref.src, _index_of(ref.src), None, None, ref.node, ref.src.path, self.facts, self.project)
             for known in (self.src, ref.src):  # where() must find the nodes of both files
@@ -732,6 +799,8 @@ class _Tracer:
             if self.moves_skipped:
                 # the live value is on the CPU: a move written before this line did not run
                 defs = [(n, v) for n, v in defs if not _is_move(v)]
+            if self.bound is not None and (sc is self.function or sc is self.src.tree):
+                defs = [(n, v) for n, v in defs if not self._never_ran(n, v, sc)]
             if not defs:
                 continue
             stmt, value = defs[-1]
@@ -739,6 +808,11 @@ class _Tracer:
             if _sibling_moved(stmt, name):
                 # x, y = x.to(device), y: the statement moves the batch's other parts, not this one
                 return "input-not-moved", stmt
+            moved = self._sibling_moved_later(stmt, name, before, sc)
+            if moved is not None:
+                # x, y = next(iter(loader)); x = x.to(device): the batch's other part was moved
+                self.chain.append(f"`{name}` is unpacked with values moved at line {moved.lineno}; it is not")
+                return "input-not-moved", moved
             if isinstance(stmt, ast.For | ast.AsyncFor):
                 it = _src(self.src, stmt.iter).lower()
                 if any(w in it for w in _LOADERS):
@@ -967,6 +1041,18 @@ def _sibling_moved(stmt: ast.AST, name: str) -> bool:
     return bool(mine) and not any(_is_move(v) or _moved_inside(v) for v in mine) and any(_moved_inside(v) for v in others)
 
 
+def _deleted(scope: ast.AST, name: str) -> bool:
+    """``del name`` somewhere in the scope: a missing value says nothing then."""
+    return any(isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+               for n in ast.walk(scope))
+
+
+def _receiver_is(call: ast.AST, name: str) -> bool:
+    """``name.to(...)`` / ``name.cuda()``: the move is of ``name`` itself."""
+    f = getattr(call, "func", None)
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name
+
+
 def _moved_inside(value: ast.AST) -> bool:
     """The expression moves its value somewhere along its chain (``x.pin_memory().to(device)``)."""
     return any(_is_move(n) for n in ast.walk(value) if isinstance(n, ast.Call))
@@ -998,7 +1084,7 @@ def _is_move(value: ast.AST | None) -> bool:
 
 
 def origin_on_cpu(src: SourceFile, line: int, name: str, facts: dict, *, role: str = "operand", path: str = "",
-                  project: Project | None = None) -> Culprit | None:
+                  project: Project | None = None, bound: Bound | None = None) -> Culprit | None:
     """Where the value of ``name`` at ``line`` came from, given that it is on the CPU there (a
     live program says so): the moves the code holds before that line did not run."""
     tree = _index_of(src)
@@ -1009,6 +1095,7 @@ def origin_on_cpu(src: SourceFile, line: int, name: str, facts: dict, *, role: s
     cls = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
     tracer = _Tracer(src, tree, stmt, function, cls, path or src.path, facts, project)
     tracer.moves_skipped = True
+    tracer.bound = bound
     hit = tracer.trace(ast.Name(id=name), stmt.lineno, function, role=role)
     if hit is None:
         return None
@@ -1152,7 +1239,7 @@ def _binds(target: ast.AST, name: str) -> bool:
 
 def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
              tree: FileIndex | None = None, stmt: ast.stmt | None = None,
-             project: Project | None = None) -> Diagnosis | None:
+             project: Project | None = None, bound: Bound | None = None) -> Diagnosis | None:
     """The failing statement at ``line`` and, when the code decides it, its culprit.
     (``tree`` and ``stmt``: a scan over a whole file indexes it once; ``project``: the other
     files of the user's project, where imported classes and bases are read.)"""
@@ -1175,7 +1262,7 @@ def diagnose(src: SourceFile, line: int, facts: dict, *, path: str = "",
     diag = Diagnosis(path=where, line=stmt.lineno, end_line=end, statement=text, function=fn_name,
                      cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
                      culprit=None, read=read, operand_nodes=ops, signature=_params(function))
-    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops)
+    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops, bound=bound)
 
 
 def locate_line(src: SourceFile, line: int, shown: str) -> int:
@@ -1203,7 +1290,8 @@ def _params(function: ast.AST | None) -> list[str]:
 
 
 def diagnose_caller(src: SourceFile, line: int, facts: dict, callee: Diagnosis, *, path: str = "",
-                    project: Project | None = None, on_cpu: bool = False) -> Diagnosis | None:
+                    project: Project | None = None, on_cpu: bool = False,
+                    bound: Bound | None = None) -> Diagnosis | None:
     """The frame that called ``callee``'s function, when its operands were that function's
     parameters: the arguments this statement passed them are followed instead (a loss whose
     ``target`` is the batch's label the training loop never moved)."""
@@ -1245,12 +1333,12 @@ def diagnose_caller(src: SourceFile, line: int, facts: dict, callee: Diagnosis, 
                      cls=cls.name if cls is not None else "", operands=[_src(src, n) for _, n in ops],
                      culprit=None, read=[f"{where}:{stmt.lineno} (the call of `{callee.function}`)"],
                      operand_nodes=ops, signature=_params(function))
-    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops, on_cpu=on_cpu)
+    return _decide(diag, src, tree, stmt, function, cls, where, facts, project, ops, on_cpu=on_cpu, bound=bound)
 
 
 def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, function: ast.AST | None,
             cls: ast.ClassDef | None, where: str, facts: dict, project: Project | None,
-            ops: list[tuple[str, ast.AST]], *, on_cpu: bool = False) -> Diagnosis:
+            ops: list[tuple[str, ast.AST]], *, on_cpu: bool = False, bound: Bound | None = None) -> Diagnosis:
     """Follow each operand to its origin; the surest CPU origin is the culprit (``on_cpu``: a
     live program says these values are on the CPU, so a move written before did not run)."""
     wanted = _cpu_role(facts)
@@ -1258,6 +1346,7 @@ def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, f
     for role, node in ops:
         tracer = _Tracer(src, tree, stmt, function, cls, where, facts, project)
         tracer.moves_skipped = on_cpu
+        tracer.bound = bound
         if role in ("numpy",):
             kind, made = "numpy-on-accelerator", node
         elif role == "load" and isinstance(node, ast.Call):

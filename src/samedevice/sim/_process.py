@@ -50,8 +50,13 @@ def _write_usage(usage_dir: str) -> None:
     """Each process (spawned ranks too) leaves its count of simulated tensors for the runner."""
     from ._plumbing import USAGE
 
-    with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
-        f.write(str(USAGE.created))
+    try:
+        with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
+            f.write(str(USAGE.created))
+    except OSError:
+        # a rank still exiting after the runner finished and removed the folder: its count
+        # no longer matters, and its exit must not print a traceback
+        pass
 
 
 def _strip_uncaught_tracebacks() -> None:
