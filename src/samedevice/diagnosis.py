@@ -100,6 +100,10 @@ def _lookup(expr: ast.AST, frame: FrameType) -> tuple[bool, Any]:
 
 
 def _device(value: Any) -> str:
+    if isinstance(value, list | tuple) and value and len(value) <= 8:
+        # an LSTM's (h, c), a list of states: where its tensors are
+        devices = sorted({_device(v) for v in value})
+        return devices[0] if len(devices) == 1 else ""
     dev = getattr(value, "device", None)
     if dev is not None and not callable(dev):
         return str(dev)

@@ -533,3 +533,39 @@ def test_a_binding_whose_value_reads_a_name_the_live_frame_lacks_did_not_run():
     d = diagnose(src, line, T1, path="t.py", bound=lambda name, module: name in names)
     assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("samp", "transfer-to-cpu", 5)
     assert made_line(diagnose(src, line, T1, path="t.py")) == 7  # the code alone: the last binding
+
+
+def test_states_given_as_a_tuple_through_a_detaching_helper():
+    d = run('''
+        import torch
+
+        def detach(states):
+            return [state.detach() for state in states]
+
+        def train(model, batches):
+            states = (torch.zeros(2, 4, 8), torch.zeros(2, 4, 8))
+            for inputs in batches:
+                states = detach(states)
+                outputs = model.lstm(inputs, states)  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("states", "factory-without-device", 8)
+
+
+def test_a_method_of_a_local_object_that_cannot_know_the_device_blames_its_call():
+    d = run('''
+        import torch
+        from torch import nn
+
+        class Recognition(nn.Module):
+            def init_hidden(self):
+                return torch.zeros(1, 25)
+
+            def forward(self, x, h):
+                return x + h
+
+        def train(x, device):
+            rec = Recognition().to(device)
+            h = rec.init_hidden()
+            return x.to(device) * h  # FAIL
+    ''', "# FAIL")
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("h", "factory-without-device", 14)

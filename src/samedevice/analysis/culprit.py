@@ -560,6 +560,17 @@ class _Tracer:
                 self.trace(e.orelse, before, scope, hops + 1, role)
         if isinstance(e, ast.List | ast.Tuple) and role == "weight":
             return None
+        if isinstance(e, ast.List | ast.Tuple):
+            # states = (torch.zeros(...), torch.zeros(...)): an LSTM's (h, c) given as one value
+            for elt in e.elts:
+                found = self.trace(elt, before, scope, hops + 1, role)
+                if found is not None:
+                    return found
+            return None
+        if isinstance(e, ast.ListComp | ast.GeneratorExp) and e.generators:
+            # [s.detach() for s in states]: the element, or else what the loop runs over
+            return self.trace(e.elt, before, scope, hops + 1, role) or \
+                self.trace(e.generators[0].iter, before, scope, hops + 1, role)
         return None
 
     def _call(self, c: ast.Call, before: int, scope: ast.AST | None, hops: int,
@@ -650,10 +661,43 @@ class _Tracer:
                 if found is not None:
                     fn, ref = found
                     return self._in(ref).returns(fn, hops, role)
+            if isinstance(c.func.value, ast.Name) and c.func.value.id != "self":
+                found = self._object_method(c.func.value.id, name, before, scope)
+                if found is not None:
+                    fn, ref = found
+                    hit = self._in(ref).returns(fn, hops, role)
+                    if hit is not None and hit[0] == "factory-without-device" and not _knows_device(fn):
+                        # h = rec.initHidden(): the method cannot know the device; its caller moves
+                        # the result, or does not
+                        self.chain.append(f"`{name}` has no device to create its result on: the call must move it")
+                        return hit[0], c
+                    return hit
         if isinstance(c.func, ast.Name) and c.func.id in self.src.functions:
             fn = self.src.functions[c.func.id]
             self._bind(fn, c, scope, before)
             return self.returns(fn, hops, role)
+        return None
+
+    def _object_method(self, obj: str, method: str, before: int,
+                       scope: ast.AST | None) -> tuple[ast.FunctionDef, ClassRef] | None:
+        """``rec.initHidden()`` with ``rec = RecognitionRNN(...).to(device)`` in this scope or the
+        module's: that class's method."""
+        for sc in [s for s in (scope, self.src.tree) if s is not None]:
+            defs = self._definitions(obj, before, sc)
+            if not defs:
+                continue
+            value = defs[-1][1]
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in (*_MOVES, "eval", "train", "float", "half", "double"):
+                value = value.func.value
+            if not isinstance(value, ast.Call):
+                return None
+            cname = value.func.id if isinstance(value.func, ast.Name) else \
+                value.func.attr if isinstance(value.func, ast.Attribute) else ""
+            ref = self._class_ref(self.src, cname) if cname else None
+            if ref is None:
+                return None
+            return self._method(ref.node, method)
         return None
 
     def _scope_of(self, node: ast.AST) -> ast.AST:
@@ -1039,6 +1083,16 @@ def _sibling_moved(stmt: ast.AST, name: str) -> bool:
     mine = [v for t, v in zip(stmt.targets[0].elts, stmt.value.elts, strict=True) if isinstance(t, ast.Name) and t.id == name]
     others = [v for t, v in zip(stmt.targets[0].elts, stmt.value.elts, strict=True) if not (isinstance(t, ast.Name) and t.id == name)]
     return bool(mine) and not any(_is_move(v) or _moved_inside(v) for v in mine) and any(_moved_inside(v) for v in others)
+
+
+def _knows_device(fn: ast.AST) -> bool:
+    """The function is given a device or a tensor to take one from: a parameter named like one,
+    or ``self.device``/``<param>.device`` read in its body."""
+    args = getattr(fn, "args", None)
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)] if args is not None else []
+    if any("device" in n.lower() for n in names):
+        return True
+    return any(isinstance(n, ast.Attribute) and n.attr == "device" for n in ast.walk(fn))
 
 
 def _deleted(scope: ast.AST, name: str) -> bool:
