@@ -1,0 +1,2 @@
+from .odeint import odeint
+from .adjoint import odeint_adjoint
