@@ -25,12 +25,16 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from samedevice.analysis.culprit import (
+    CALL_MUST_MOVE,
     KINDS,
     Culprit,
     Diagnosis,
     binding_of,
+    call_name,
     diagnose,
     diagnose_caller,
+    function_at,
+    origin_at,
     origin_on_cpu,
 )
 from samedevice.analysis.project import Project
@@ -96,7 +100,25 @@ def _lookup(expr: ast.AST, frame: FrameType) -> tuple[bool, Any]:
             return True, base[key]
         except Exception:
             return False, None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+        # q_positions.unsqueeze(-1): on its receiver's device, made where the receiver was; the
+        # receiver stands for it (the call itself is never run)
+        ok, base = _lookup(expr.func.value, frame)
+        return (True, base) if ok and _is_tensor(base) else (False, None)
+    if isinstance(expr, ast.Subscript):
+        ok, base = _lookup(expr.value, frame)  # mask[:n, :n]: the same, for a tensor sliced
+        return (True, base) if ok and _is_tensor(base) else (False, None)
     return False, None
+
+
+# tensor methods whose result is on the receiver's device
+_VIEWS = frozenset({"unsqueeze", "squeeze", "view", "view_as", "reshape", "reshape_as", "t", "transpose",
+                    "permute", "contiguous", "float", "double", "half", "bfloat16", "long", "int", "bool",
+                    "detach", "clone", "expand", "expand_as", "flatten", "unflatten", "narrow"})
+
+
+def _is_tensor(value: Any) -> bool:
+    return type(value).__name__ in ("Tensor", "Parameter") and hasattr(value, "is_cpu")
 
 
 def _device(value: Any) -> str:
@@ -148,6 +170,7 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         return restored
     project = Project([Path.cwd()])
     first: dict | None = None
+    fallback: dict | None = None  # the culprit where the live program made the operand
     callee: Diagnosis | None = None
     inner_ops: list[dict] = []
     for frame, lineno in reversed(frames[-MAX_FRAMES:]):
@@ -183,6 +206,15 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             culprit = None  # the static origin is of an operand the live program has on the right device
         if culprit is None and odd:
             culprit = _live_culprit(odd[0], frame, src, diag, project)
+        if odd:
+            seen = _seen_made(odd, culprit, facts, project, frames)
+            if culprit is None and seen is not None and (diag.parameters or passed_on is not None):
+                # the operand was passed in: the callers' code may still say where it was left
+                # unmoved (a batch whose sibling was moved); the live origin is the answer else
+                if fallback is None:
+                    fallback = _record(facts, kb, diag, operands, seen)
+            else:
+                culprit = seen
         if culprit is not None and via_caller and inner_ops:
             # the user reads the failing statement: name its operand, say what the caller passed
             inner = next((o for o in inner_ops if o["role"] == culprit.role), None) or inner_ops[0]
@@ -205,6 +237,10 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             inner_ops = inner_ops or [o for o in operands if o in odd] or operands
         else:
             callee = None
+    if fallback is not None and first is not None:
+        # the statement the traceback ends at stays the one shown; the origin is the live one
+        return {**first, "culprit": fallback["culprit"], "open": "", "family": fallback["family"],
+                "family_title": fallback["family_title"], "family_page": fallback["family_page"]}
     return first
 
 
@@ -451,6 +487,68 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
     family, why, fix = KINDS[kind]
     return Culprit(expr=odd["expr"], role="weight", made_at=made, kind=kind, family=family, why=why, fix=fix,
                    chain=[why_live])
+
+
+# static kinds that name the statement making a value: where the running program saw the tensor
+# made is surer (the branch that ran, the factory inside the helper the static trace stopped at)
+_REFINED_BY_ORIGIN = frozenset({"factory-without-device", "transfer-to-cpu", "cpu-device-string"})
+
+
+def _seen_made(odd: list[dict], culprit: Culprit | None, facts: dict, project: Project,
+               frames: list[tuple[FrameType, int]]) -> Culprit | None:
+    """The culprit from where the simulated machine saw the CPU operand made (``sim._origins``),
+    when the code alone named none, or named a factory the program did not run. A tensor made by
+    code that has returned since (a dataset built before training) is data the program never
+    moved; one made by a function still running the failing computation is its own factory."""
+    origins = sys.modules.get("samedevice.sim._origins")
+    if origins is None:
+        return culprit
+    ordered = sorted(odd, key=lambda o: culprit is None or o["expr"] != culprit.expr)
+    for o in ordered:
+        site = origins.made_at(o["_value"])
+        if site is None:
+            continue
+        src = _source(site[0])
+        if src is None:
+            continue
+        made = origin_at(src, site[1], o["expr"], facts, role=o["role"], path=_short(src.path), project=project)
+        if made is None:
+            return culprit
+        if culprit is None:
+            if made.kind in ("factory-without-device", "made-on-cpu") and not _running(src, site[1], frames):
+                family, why, fix = KINDS["input-not-moved"]
+                made.kind, made.family, made.why, made.fix = "input-not-moved", family, why, fix
+                made.chain.append("the code that made it has returned: the program prepared it as data and never moved it")
+            return made
+        if culprit.expr != o["expr"] or culprit.kind not in _REFINED_BY_ORIGIN \
+                or any(CALL_MUST_MOVE in step for step in culprit.chain):
+            return culprit
+        if made.made_at.partition("  ")[0] == culprit.made_at.partition("  ")[0]:
+            return culprit
+        if made.kind == "made-on-cpu":
+            made.kind, made.family, made.why, made.fix = culprit.kind, culprit.family, culprit.why, culprit.fix
+        made.chain = [*culprit.chain, *made.chain]
+        return made
+    return culprit
+
+
+def _running(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> bool:
+    """Is the function holding ``line`` of ``src`` part of the failing computation: one of the
+    traceback's frames, or a helper that one of their functions calls (``pos = positions(n)`` in
+    ``forward``)? A dataset's loader, called once before training, is neither."""
+    fn = function_at(src, line)
+    if fn is None:
+        return False  # module level: the script itself runs, but it made the value before
+    lo, hi = fn.lineno, fn.end_lineno or fn.lineno
+    name = getattr(fn, "name", "")
+    for f, n in frames:
+        if f.f_code.co_filename == src.path and lo <= n <= hi:
+            return True
+        caller_src = _source(f.f_code.co_filename)
+        caller = function_at(caller_src, n) if caller_src is not None else None
+        if caller is not None and any(isinstance(c, ast.Call) and call_name(c) == name for c in ast.walk(caller)):
+            return True
+    return False
 
 
 def _bound_in(frame: FrameType) -> Callable[[str, bool], bool]:

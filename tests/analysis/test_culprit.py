@@ -569,3 +569,60 @@ def test_a_method_of_a_local_object_that_cannot_know_the_device_blames_its_call(
             return x.to(device) * h  # FAIL
     ''', "# FAIL")
     assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("h", "factory-without-device", 14)
+
+
+def test_a_method_of_an_object_whose_class_is_in_another_file_is_read_there(tmp_path):
+    """pytorch/examples word_language_model's shape: `model = model.RNNModel(...)` from model.py;
+    its `init_hidden` reads `next(self.parameters())`, so it could know the device: the factory
+    inside it is the culprit, named in model.py (not at main.py's line of the same number)."""
+    from samedevice.analysis.project import Project
+
+    _file(tmp_path, "model.py", '''
+        import torch
+        from torch import nn
+
+        class RNNModel(nn.Module):
+            def init_hidden(self, bsz):
+                weight = next(self.parameters())
+                return torch.zeros(1, bsz, 8)
+    ''')
+    main = _file(tmp_path, "main.py", '''
+        import torch
+        import model
+
+        net = model.RNNModel().to("cuda")
+        hidden = net.init_hidden(4)
+        out = net.rnn(torch.ones(1, 4, 8, device="cuda"), hidden)  # FAIL
+    ''')
+    src = _parse(main, "main.py")
+    line = next(i for i, t in enumerate(src.lines, 1) if "# FAIL" in t)
+    d = diagnose(src, line, T1, path="main.py", project=Project([tmp_path]))
+    assert (d.culprit.expr, d.culprit.kind) == ("hidden", "factory-without-device")
+    assert d.culprit.made_at.startswith("model.py:8  return torch.zeros(1, bsz, 8)")
+
+
+def test_a_function_of_another_file_is_followed_and_its_parameter_back_to_the_caller(tmp_path):
+    """A helper imported from the project's utils.py returns its argument reshaped: the value is
+    followed into that file and, through the parameter, back to the caller's factory."""
+    from samedevice.analysis.project import Project
+
+    _file(tmp_path, "utils.py", '''
+        def batchify(data, bsz):
+            data = data.view(bsz, -1).t().contiguous()
+            return data
+    ''')
+    main = _file(tmp_path, "main.py", '''
+        import torch
+        from torch import nn
+        from utils import batchify
+
+        emb = nn.Embedding(10, 4).to("cuda")
+        train = batchify(torch.arange(100) % 10, 4)
+        out = emb(train)  # FAIL
+    ''')
+    src = _parse(main, "main.py")
+    line = next(i for i, t in enumerate(src.lines, 1) if "# FAIL" in t)
+    d = diagnose(src, line, T1, path="main.py", project=Project([tmp_path]))
+    assert (d.culprit.expr, d.culprit.kind) == ("train", "factory-without-device")
+    assert d.culprit.made_at.startswith("main.py:7  train = batchify(torch.arange(100) % 10, 4)")
+    assert any("returned by `batchify`" in step for step in d.culprit.chain)

@@ -295,3 +295,47 @@ def test_a_rank_started_by_mp_spawn_is_diagnosed_after_the_parents_traceback(tmp
     assert "at prog.py:10 in work (process 1 of torch.multiprocessing.spawn): print(rank, (x * scale).sum().item())" in lines
     assert 'culprit: scale, made at prog.py:9 scale = torch.full((3,), 2.0).to("cuda:0")' in lines
     assert any(line.startswith("family: F8 ") for line in lines)
+
+
+FROM_A_CACHE = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+    CACHE = {}
+
+
+    def positions(n):
+        if n not in CACHE:
+            CACHE[n] = torch.arange(n)
+        return CACHE[n]
+
+
+    class Pos(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(16, 4)
+
+        def forward(self, x):
+            pos = positions(x.shape[1])
+            return x + self.emb(pos)
+
+
+    model = Pos().to("cuda")
+    print(model(torch.zeros(2, 8, 4, device="cuda")))
+''')
+
+
+def test_where_the_live_program_made_the_operand_decides_what_the_code_cannot(tmp_path):
+    """`pos` comes out of a dict the code fills at run time: the code alone cannot say what it
+    holds; the simulated machine saw the tensor made by `torch.arange(n)` in `positions`, a helper
+    the failing `forward` calls (so a factory of the computation, F4, not data left unmoved)."""
+    import json
+
+    r = run(tmp_path, FROM_A_CACHE, "--diagnosis-json", "d.json")
+    assert r.returncode == 1
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert d["statement"] == "return x + self.emb(pos)"
+    assert {"expr": "pos", "role": "index", "device": "cpu"} in d["operands"]
+    assert d["culprit"]["expr"] == "pos"
+    assert d["culprit"]["made_at"] == "prog.py:10  CACHE[n] = torch.arange(n)"
+    assert (d["culprit"]["kind"], d["family"]) == ("factory-without-device", "F4")

@@ -61,6 +61,8 @@ _INPUT_ARGS = {"mat1", "input", "self", "x"}
 _LOSS_WORDS = ("loss", "criterion", "crit")
 _LOADERS = ("loader", "dataloader", "dataset", "data_iter", "batches", "train_data", "val_data")
 MAX_HOPS = 8
+# said of a method that cannot know the device its result belongs on: its call is the culprit
+CALL_MUST_MOVE = "has no device to create its result on: the call must move it"
 _BUILTINS = frozenset(dir(builtins))  # print(...), len(...): not a module call
 _TENSOR_METHODS = frozenset({
     "numpy", "cpu", "item", "tolist", "size", "dim", "numel", "masked_fill_", "fill_", "zero_",
@@ -198,6 +200,11 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "cpu-device-string": (
         "F3", "the value is placed on the CPU explicitly (`.to(\"cpu\")` or `device=\"cpu\"`)",
         "place it on the device of the other operand: `.to(<other>.device)`"),
+    "made-on-cpu": (
+        "F4", "the running program made this tensor on the CPU at that line, and nothing moved it "
+              "to the accelerator before it met the other operand",
+        "make it where the other operand lives (`device=<other>.device`) or move it there: "
+        "`.to(<other>.device)`"),
 }
 
 
@@ -208,7 +215,7 @@ KIND_RANK = {
     "layer-created-after-move": 0, "torch-load-no-map-location": 1, "restored-on-cpu": 2,
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
     "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
-    "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1,
+    "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1, "made-on-cpu": 5,
 }
 
 
@@ -338,6 +345,9 @@ def _call_name(call: ast.Call) -> str:
     if isinstance(f, ast.Name):
         return f.id
     return ""
+
+
+call_name = _call_name  # (for the live diagnosis: a frame's function calling a helper)
 
 
 def _is_module_call(src: SourceFile, call: ast.Call) -> bool:
@@ -519,7 +529,7 @@ class _Tracer:
         self.bound: Bound | None = None
         # id(function) -> {parameter: (argument, the caller's scope, its line)} for the calls of
         # local functions the trace went into
-        self.arguments: dict[int, dict[str, tuple[ast.AST, ast.AST | None, int]]] = {}
+        self.arguments: dict[int, dict[str, tuple[ast.AST, ast.AST | None, int, _Tracer]]] = {}
 
     def where(self, node: ast.AST) -> str:
         """``path:line  code`` of the node, in whichever file read on the way holds it."""
@@ -669,14 +679,43 @@ class _Tracer:
                     if hit is not None and hit[0] == "factory-without-device" and not _knows_device(fn):
                         # h = rec.initHidden(): the method cannot know the device; its caller moves
                         # the result, or does not
-                        self.chain.append(f"`{name}` has no device to create its result on: the call must move it")
+                        self.chain.append(f"`{name}` {CALL_MUST_MOVE}")
                         return hit[0], c
                     return hit
         if isinstance(c.func, ast.Name) and c.func.id in self.src.functions:
             fn = self.src.functions[c.func.id]
             self._bind(fn, c, scope, before)
             return self.returns(fn, hops, role)
+        found_fn = self._function_elsewhere(c)
+        if found_fn is not None:
+            fn, other = found_fn
+            sub = self._in_file(other)
+            sub._bind(fn, c, scope, before, caller=self)
+            return sub.returns(fn, hops, role)
         return None
+
+    def _function_elsewhere(self, c: ast.Call) -> tuple[ast.FunctionDef, SourceFile] | None:
+        """``batchify(...)`` imported from another file of the project, or ``data.batchify(...)``
+        of a module imported from one: that function."""
+        if self.project is None:
+            return None
+        if isinstance(c.func, ast.Name):
+            found = self.project.find_function(self.src, c.func.id)
+            return found if found is not None and found[1] is not self.src else None
+        if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name):
+            module = self.project.module_of(self.src, c.func.value.id)
+            if module is not None and c.func.attr in module.functions:
+                return module.functions[c.func.attr], module
+        return None
+
+    def _in_file(self, src: SourceFile) -> _Tracer:
+        """The tracer for a module-level function of another file, sharing the chain."""
+        sub = _Tracer(src, _index_of(src), None, None, None, src.path, self.facts, self.project)
+        for known in (self.src, src):  # where() must find the nodes of both files
+            if known not in self.sources:
+                self.sources.append(known)
+        sub.chain, sub.sources, sub.arguments = self.chain, self.sources, self.arguments
+        return sub
 
     def _object_method(self, obj: str, method: str, before: int,
                        scope: ast.AST | None) -> tuple[ast.FunctionDef, ClassRef] | None:
@@ -695,30 +734,38 @@ class _Tracer:
             cname = value.func.id if isinstance(value.func, ast.Name) else \
                 value.func.attr if isinstance(value.func, ast.Attribute) else ""
             ref = self._class_ref(self.src, cname) if cname else None
+            if ref is None and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                    and self.project is not None:
+                # net = model.RNNModel(...) after `import model`: the class in the module's file
+                module = self.project.module_of(self.src, value.func.value.id)
+                ref = self._class_ref(module, cname) if module is not None else None
             if ref is None:
                 return None
-            return self._method(ref.node, method)
+            return self._method(ref.node, method, ref.src)
         return None
 
     def _scope_of(self, node: ast.AST) -> ast.AST:
         return next((a for a in self.tree.ancestors(node) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)),
                     self.src.tree)
 
-    def _bind(self, fn: ast.AST, call: ast.Call, scope: ast.AST | None, line: int) -> None:
-        """Remember what ``call`` passes ``fn``'s parameters, for a trace that reaches one."""
+    def _bind(self, fn: ast.AST, call: ast.Call, scope: ast.AST | None, line: int,
+              caller: _Tracer | None = None) -> None:
+        """Remember what ``call`` (in ``caller``'s file, this one by default) passes ``fn``'s
+        parameters, for a trace that reaches one."""
+        caller = caller or self
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             return
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
         if params[:1] == ["self"] and isinstance(call.func, ast.Attribute):
             params = params[1:]
-        bound: dict[str, tuple[ast.AST, ast.AST | None, int]] = {}
+        bound: dict[str, tuple[ast.AST, ast.AST | None, int, _Tracer]] = {}
         for name, arg in zip(params, call.args, strict=False):
             if isinstance(arg, ast.Starred):
                 break
-            bound[name] = (arg, scope, line)
+            bound[name] = (arg, scope, line, caller)
         for k in call.keywords:
             if k.arg:
-                bound[k.arg] = (k.value, scope, line)
+                bound[k.arg] = (k.value, scope, line, caller)
         self.arguments[id(fn)] = bound
 
     def _unpacked_call(self, stmt: ast.AST, name: str, hops: int, role: str) -> tuple[str, ast.AST] | None:
@@ -742,7 +789,7 @@ class _Tracer:
                 tracer = self._in(ref)
         if fn is None:
             return None
-        tracer._bind(fn, call, self._scope_of(stmt), stmt.lineno)
+        tracer._bind(fn, call, self._scope_of(stmt), stmt.lineno, caller=self)
         for n in ast.walk(fn):
             if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(target.elts):
                 self.chain.append(f"`{name}` is item {index} of what `{getattr(fn, 'name', '?')}` returns at line {n.lineno}")
@@ -884,14 +931,16 @@ class _Tracer:
                 bound = self.arguments.get(id(scope), {}).get(name)
                 if bound is not None:
                     # a function this trace entered through a call it read: the argument given
-                    arg, caller_scope, line = bound
-                    return self.trace(arg, line, caller_scope, hops + 1, role)
+                    arg, caller_scope, line, caller = bound
+                    return caller.trace(arg, line, caller_scope, hops + 1, role)
                 if scope is self.function:
                     self.parameter = name
         return None
 
-    def _method(self, cls: ast.ClassDef, name: str) -> tuple[ast.FunctionDef, ClassRef] | None:
-        for ref in self._class_chain(cls):
+    def _method(self, cls: ast.ClassDef, name: str, src: SourceFile | None = None
+                ) -> tuple[ast.FunctionDef, ClassRef] | None:
+        """``name`` defined in ``cls`` (a class of ``src``, this file by default) or its bases."""
+        for ref in self._class_chain(cls, src):
             for item in ref.node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name:
                     return item, ref  # type: ignore[return-value]
@@ -905,9 +954,10 @@ class _Tracer:
             return self.project.find_class(src, name)
         return None
 
-    def _class_chain(self, cls: ast.ClassDef) -> list[ClassRef]:
-        """The class and its bases, those of other files of the project included."""
-        chain, seen = [ClassRef(cls, self.src)], {cls.name}
+    def _class_chain(self, cls: ast.ClassDef, src: SourceFile | None = None) -> list[ClassRef]:
+        """The class (of ``src``, this file by default) and its bases, those of other files of
+        the project included."""
+        chain, seen = [ClassRef(cls, src or self.src)], {cls.name}
         i = 0
         while i < len(chain):
             ref = chain[i]
@@ -1092,7 +1142,9 @@ def _knows_device(fn: ast.AST) -> bool:
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)] if args is not None else []
     if any("device" in n.lower() for n in names):
         return True
-    return any(isinstance(n, ast.Attribute) and n.attr == "device" for n in ast.walk(fn))
+    # `weight = next(self.parameters())`: the module's own parameters say where it lives
+    return any((isinstance(n, ast.Attribute) and n.attr == "device")
+               or (isinstance(n, ast.Call) and _call_name(n) in ("parameters", "buffers")) for n in ast.walk(fn))
 
 
 def _deleted(scope: ast.AST, name: str) -> bool:
@@ -1158,6 +1210,50 @@ def origin_on_cpu(src: SourceFile, line: int, name: str, facts: dict, *, role: s
     chain = ["the value is on the CPU here, so no move before this line ran", *tracer.chain]
     return Culprit(expr=name, role=role, made_at=tracer.where(made), kind=kind, family=family, why=why,
                    fix=fix.replace("<other>", "other"), chain=chain)
+
+
+def origin_at(src: SourceFile, line: int, expr: str, facts: dict, *, role: str = "operand", path: str = "",
+              project: Project | None = None) -> Culprit | None:
+    """The culprit made at ``line``, where a live program saw the CPU tensor ``expr`` made: what
+    the statement there does (a factory without ``device=``, a transfer, a load, a loop over a
+    loader), or plainly that it made the tensor on the CPU."""
+    tree = _index_of(src)
+    stmt = tree.statement_at(line)
+    if stmt is None:
+        return None
+    function = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    cls = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
+    lo, hi = stmt.lineno, stmt.end_lineno or stmt.lineno
+    header = _header(stmt)
+    kind = None
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        kind = "input-not-moved"  # a batch the loop's loader collated on the CPU
+    for call in [n for n in _walk(header) if isinstance(n, ast.Call)] if kind is None else []:
+        tracer = _Tracer(src, tree, stmt, function, cls, path or src.path, facts, project)
+        hit = tracer._call(call, lo, function, 0, role)
+        if hit is not None and lo <= getattr(hit[1], "lineno", 0) <= hi and hit[0] in _MADE_HERE:
+            kind = hit[0]
+            break
+    kind = kind or "made-on-cpu"
+    family, why, fix = KINDS[kind]
+    where = f"{path or src.path}:{lo}  {_line(src, lo)}"
+    return Culprit(expr=expr, role=role, made_at=where, kind=kind, family=family, why=why,
+                   fix=fix.replace("<other>", "other"),
+                   chain=[f"the running program made `{expr}` on the CPU at {path or src.path}:{line}"])
+
+
+def function_at(src: SourceFile, line: int) -> ast.AST | None:
+    """The innermost function holding ``line``, or None at module level."""
+    tree = _index_of(src)
+    stmt = tree.statement_at(line)
+    if stmt is None:
+        return None
+    return next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+
+
+# what a statement's own call can make on the CPU (origin_at)
+_MADE_HERE = frozenset({"factory-without-device", "transfer-to-cpu", "torch-load-no-map-location",
+                        "restored-on-cpu", "cpu-device-string", "input-not-moved"})
 
 
 def binding_of(src: SourceFile, line: int, name: str) -> ast.AST | None:

@@ -98,6 +98,34 @@ class Project:
         return self.find_class(src, attr, depth + 1)
 
 
+    def module_of(self, importer: SourceFile, alias: str) -> SourceFile | None:
+        """The file of a module ``importer`` imported as ``alias`` (``import data``,
+        ``from pkg import utils``, ``from . import model``), when it is a file of the project."""
+        if alias in importer.imported_from:
+            dotted, level = importer.imported_from[alias]
+        elif alias in importer.aliases and not importer.aliases[alias].startswith("."):
+            dotted, level = importer.aliases[alias], 0  # import model / import pkg.utils as u
+        else:
+            return None
+        path = self.module_file(importer, dotted, level)
+        return self.parse(path) if path is not None else None
+
+    def find_function(self, importer: SourceFile, name: str, depth: int = 0
+                      ) -> tuple[ast.FunctionDef, SourceFile] | None:
+        """The module-level function ``name`` as ``importer`` sees it: defined there, or imported
+        from a file of the project (``from utils import batchify``)."""
+        fn = importer.functions.get(name)
+        if fn is not None:
+            return fn, importer
+        if depth > MAX_REEXPORTS or name not in importer.imported_from:
+            return None
+        dotted, level = importer.imported_from[name]
+        module, _, attr = dotted.rpartition(".")
+        path = self.module_file(importer, module, level)
+        src = self.parse(path) if path is not None else None
+        return self.find_function(src, attr, depth + 1) if src is not None else None
+
+
 def package_root(folder: Path) -> Path:
     """The folder Python would import ``folder``'s top package from: above the last parent that
     is a package (holds ``__init__.py``)."""

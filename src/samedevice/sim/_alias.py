@@ -28,7 +28,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.overrides import _get_current_function_mode_stack as _mode_stack
 
-from . import _backend
+from . import _backend, _origins
 from ._fork import STATE as _FORK
 from ._fork import lazy_init as _lazy_init
 from ._naming import BACKEND, INVALID_ORDINAL, respell
@@ -36,6 +36,7 @@ from ._naming import BACKEND, INVALID_ORDINAL, respell
 Tensor = torch.Tensor
 _DEVICE = Tensor.device
 _IS_CUDA = Tensor.is_cuda
+_is_compiling = torch.compiler.is_compiling
 _REPR_FUNCS = {Tensor.__repr__, Tensor.__str__, Tensor.__format__}
 _POSITIONAL_DEVICE = {Tensor.to, Tensor.pin_memory}
 _SIM_REPR = re.compile(rf"device='{BACKEND}:(\d+)'")
@@ -146,6 +147,10 @@ class CudaAlias(TorchFunctionMode):
             raise
         if func in _REPR_FUNCS and isinstance(result, str):
             return _SIM_REPR.sub(r"device='cuda:\1'", result)
+        if type(result) is Tensor and not _is_compiling():
+            # where the program made it: the diagnosis asks (never while Dynamo traces this
+            # handler: its fake tensors are not the program's, and the trace must not change)
+            _origins.note(args, result)
         return result
 
 

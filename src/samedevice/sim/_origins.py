@@ -1,0 +1,128 @@
+"""Where the program made each of its CPU tensors: the line of its own code, remembered.
+
+A device error names an operand on the CPU, and the failing statement names it (``pos_ids``),
+but not where that tensor was made: a factory three calls up, in the branch that ran, in
+another file. The code alone often cannot say which of several bindings ran; the live program
+knows. The alias mode (``_alias``) sees every torch call the user's code makes, so it hands
+each CPU result here:
+
+* a result made from no CPU tensor the program had (``torch.arange(n)``, ``x.cpu()``,
+  ``torch.stack`` in a DataLoader's collate) is *made* at the first frame of the user's code on
+  the stack -- the line that called torch, or the library function that did;
+* a result computed from a CPU tensor already known (``pos.unsqueeze(0)``, ``mask[:n]``) keeps
+  that tensor's origin, so a chain of views and arithmetic still leads back to the factory.
+
+Only the origin is kept (file, line), in a table of weak references: nothing is added to the tensor itself (a
+checkpoint the program saves stays byte for byte what it was), and a tensor freed is forgotten.
+Tensors PyTorch makes without a torch call the mode sees (``torch.from_numpy``, the legacy
+``torch.FloatTensor(...)`` constructors, ``torch.load``) have no origin; the first torch call on
+one that yields a new CPU tensor records that call's line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import weakref
+from typing import Any
+
+import torch
+
+_Tensor = torch.Tensor
+# id(tensor) -> (weak reference, (file, line)); the reference's callback drops the entry, and a
+# lookup checks the reference still points at the tensor (an id is reused once it is freed)
+_made: dict[int, tuple[_Ref, tuple[str, int]]] = {}
+_internal: dict[str, bool] = {}  # filename -> not the user's code (decided once per file)
+_TORCH = os.path.dirname(torch.__file__) + os.sep
+_SAMEDEVICE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB = sysconfig.get_paths().get("stdlib", "") + os.sep
+_MAX_DEPTH = 40
+
+
+def _is_internal(filename: str) -> bool:
+    known = _internal.get(filename)
+    if known is None:
+        path = os.path.abspath(filename) if not filename.startswith("<") else filename
+        known = (path.startswith((_TORCH, _SAMEDEVICE, "<frozen", "<__array_function__"))
+                 or (path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path))
+        _internal[filename] = known
+    return known
+
+
+def _user_site(depth: int) -> tuple[str, int] | None:
+    """(file, line) of the innermost frame of the user's code (or a library's) on the stack."""
+    try:
+        f = sys._getframe(depth)
+    except ValueError:
+        return None
+    for _ in range(_MAX_DEPTH):
+        if f is None:
+            return None
+        if not _is_internal(f.f_code.co_filename):
+            return f.f_code.co_filename, f.f_lineno
+        f = f.f_back
+    return None
+
+
+def _origin(t: _Tensor) -> tuple[str, int] | None:
+    entry = _made.get(id(t))
+    if entry is not None and entry[0]() is t:
+        return entry[1]
+    return None
+
+
+class _Ref(weakref.ref):
+    """A weak reference that knows its table key, so one shared callback drops the entry."""
+
+    __slots__ = ("key",)
+
+
+def _drop(ref: _Ref) -> None:
+    entry = _made.get(ref.key)
+    if entry is not None and entry[0] is ref:
+        _made.pop(ref.key, None)
+
+
+def _known_input(args: tuple) -> tuple[str, int] | None:
+    """The origin of the first tensor among the call's arguments (and the items of a list or
+    tuple given, as ``torch.cat`` takes them) that has one."""
+    for a in args:
+        if isinstance(a, _Tensor):
+            entry = _made.get(id(a))
+            if entry is not None and entry[0]() is a:
+                return entry[1]
+        elif isinstance(a, list | tuple):
+            for b in a[:8]:
+                if isinstance(b, _Tensor):
+                    entry = _made.get(id(b))
+                    if entry is not None and entry[0]() is b:
+                        return entry[1]
+    return None
+
+
+def note(args: tuple, result: Any) -> None:
+    """Remember where ``result`` (a CPU-or-not tensor a torch call of the user's code returned)
+    was made."""
+    if not result.is_cpu:
+        return
+    key = id(result)
+    entry = _made.get(key)
+    if entry is not None and entry[0]() is result:
+        return  # in place: it was made before
+    origin = _known_input(args) if args else None
+    if origin is None:
+        origin = _user_site(3)  # note <- the alias's handler <- the user's call
+        if origin is None:
+            return
+    try:
+        ref = _Ref(result, _drop)
+    except TypeError:
+        return  # a tensor that cannot be weakly referenced: no origin
+    ref.key = key
+    _made[key] = (ref, origin)
+
+
+def made_at(value: Any) -> tuple[str, int] | None:
+    """(file, line) where the program made this CPU tensor, when the alias saw it."""
+    return _origin(value) if isinstance(value, _Tensor) else None
