@@ -708,9 +708,10 @@ class _Tracer:
                 return module.functions[c.func.attr], module
         return None
 
-    def _in_file(self, src: SourceFile) -> _Tracer:
-        """The tracer for a module-level function of another file, sharing the chain."""
-        sub = _Tracer(src, _index_of(src), None, None, None, src.path, self.facts, self.project)
+    def _in_file(self, src: SourceFile, cls: ast.ClassDef | None = None) -> _Tracer:
+        """The tracer for another file (a class of it, or its module-level functions), sharing
+        the chain."""
+        sub = _Tracer(src, _index_of(src), None, None, cls, src.path, self.facts, self.project)
         for known in (self.src, src):  # where() must find the nodes of both files
             if known not in self.sources:
                 self.sources.append(known)
@@ -867,14 +868,10 @@ class _Tracer:
 
     def _in(self, ref: ClassRef) -> _Tracer:
         """The tracer for a class of another file (its own lines, its own path), sharing the chain."""
-        if ref.src is self.src:
-            sub = _Tracer(self.src, self.tree, self.stmt, self.function, ref.node, self.path, self.facts, self.project)
-            sub.bound = self.bound
-        else:
-            sub = _Tracer(ref.src, _index_of(ref.src), None, None, ref.node, ref.src.path, self.facts, self.project)
-            for known in (self.src, ref.src):  # where() must find the nodes of both files
-                if known not in self.sources:
-                    self.sources.append(known)
+        if ref.src is not self.src:
+            return self._in_file(ref.src, ref.node)
+        sub = _Tracer(self.src, self.tree, self.stmt, self.function, ref.node, self.path, self.facts, self.project)
+        sub.bound = self.bound
         sub.chain, sub.sources, sub.arguments = self.chain, self.sources, self.arguments
         return sub
 
@@ -1221,7 +1218,7 @@ def origin_at(src: SourceFile, line: int, expr: str, facts: dict, *, role: str =
     stmt = tree.statement_at(line)
     if stmt is None:
         return None
-    function = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    function = function_at(src, line)
     cls = next((a for a in tree.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
     lo, hi = stmt.lineno, stmt.end_lineno or stmt.lineno
     header = _header(stmt)

@@ -97,7 +97,6 @@ class Project:
             return None
         return self.find_class(src, attr, depth + 1)
 
-
     def module_of(self, importer: SourceFile, alias: str) -> SourceFile | None:
         """The file of a module ``importer`` imported as ``alias`` (``import data``,
         ``from pkg import utils``, ``from . import model``), when it is a file of the project."""

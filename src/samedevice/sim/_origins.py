@@ -12,8 +12,9 @@ each CPU result here:
 * a result computed from a CPU tensor already known (``pos.unsqueeze(0)``, ``mask[:n]``) keeps
   that tensor's origin, so a chain of views and arithmetic still leads back to the factory.
 
-Only the origin is kept (file, line), in a table of weak references: nothing is added to the tensor itself (a
-checkpoint the program saves stays byte for byte what it was), and a tensor freed is forgotten.
+Only the origin is kept (file, line), in a table of weak references: nothing is added to the
+tensor itself (a checkpoint the program saves stays byte for byte what it was), and a tensor
+freed is forgotten.
 Tensors PyTorch makes without a torch call the mode sees (``torch.from_numpy``, the legacy
 ``torch.FloatTensor(...)`` constructors, ``torch.load``) have no origin; the first torch call on
 one that yields a new CPU tensor records that call's line.
