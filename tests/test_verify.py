@@ -33,6 +33,63 @@ def test_swapping_broken_and_fixed_makes_verify_fail_for_every_case():
     assert wrong == {}, "swapped programs that still verify (or fail for another reason)"
 
 
+def _swapped_checkout(tmp_path):
+    """A copy of this checkout's cases and snippets with every case's two programs exchanged
+    on disk, as a user editing the files would leave them (the pages untouched)."""
+    import shutil
+
+    root = load_cases()[0].root
+    shutil.copytree(root / "cases", tmp_path / "cases")
+    shutil.copytree(root / "snippets", tmp_path / "snippets")
+    for folder in (tmp_path / "snippets").iterdir():
+        broken, fixed = folder / "broken.py", folder / "fixed.py"
+        if broken.exists() and fixed.exists():
+            code = broken.read_bytes()
+            broken.write_bytes(fixed.read_bytes())
+            fixed.write_bytes(code)
+    return tmp_path
+
+
+def test_every_page_records_the_programs_it_was_made_from():
+    assert {c.slug: c.stale_programs() for c in load_cases() if c.stale_programs()} == {}
+
+
+def test_programs_swapped_on_disk_fail_verify_for_every_case_before_the_stale_page_runs(tmp_path):
+    # The page holds its own copy of the programs: run as it is, it would prove the old ones.
+    # Every case fails (gpu-only ones too: their page shows programs that are not the files),
+    # with one line naming the page and the command that regenerates it, and nothing runs.
+    from samedevice.verify import verify_case
+
+    def never(*args, **kwargs):
+        raise AssertionError("a stale page or its programs ran")
+
+    swapped = load_cases(_swapped_checkout(tmp_path))
+    assert len(swapped) == len(load_cases())
+    for case in swapped:
+        result = verify_case(case, runner=never, page_runner=never)
+        assert result.status == FAIL, case.slug
+        assert result.problems == [
+            f"page: cases/{case.slug}.ipynb is stale (snippets/{case.slug}/broken.py and "
+            f"snippets/{case.slug}/fixed.py changed since the page was made from it); "
+            f"regenerate it: samedevice notebook {case.slug}"], case.slug
+
+
+def test_verify_on_a_checkout_with_one_program_edited_names_the_stale_page(tmp_path):
+    import os
+
+    root = _swapped_checkout(tmp_path)
+    case = CASES[0]
+    # only fixed.py edited: restore broken.py
+    (root / "snippets" / case.slug / "broken.py").write_bytes(case.broken_path.read_bytes())
+    env = {**os.environ, "SAMEDEVICE_ROOT": str(root), "SAMEDEVICE_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "samedevice", "verify", case.slug],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert (f"cases/{case.slug}.ipynb is stale (snippets/{case.slug}/fixed.py changed since the "
+            f"page was made from it); regenerate it: samedevice notebook {case.slug}") in proc.stdout
+
+
 def test_a_different_message_or_exception_is_a_failure():
     case = CASES[0]
     right = {"type": case.error.exception, "message": case.error.message_for("2.13.0").text}

@@ -11,6 +11,7 @@ This module must stay importable without torch: ``samedevice explain`` uses it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -157,6 +158,26 @@ class Case:
     @property
     def fixed_path(self) -> Path:
         return self.root / "snippets" / self.slug / "fixed.py"
+
+    def program_digests(self) -> dict[str, str]:
+        """sha256 of ``broken.py`` and ``fixed.py`` as they are on disk now. The case page
+        records those it was made from (``stale_programs``)."""
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in (self.broken_path, self.fixed_path) if p.exists()}
+
+    def stale_programs(self) -> list[str]:
+        """The programs (``broken.py``, ``fixed.py``) that changed since the case page was made
+        from them, by the digests the page records (every program when it records none).
+        Empty when the page is in step with its files, or there is no page."""
+        try:
+            page = json.loads(self.notebook_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            return ["broken.py", "fixed.py"]  # an unreadable page proves nothing
+        recorded = (page.get("metadata", {}).get("samedevice") or {}).get("programs") or {}
+        now = self.program_digests()
+        return [name for name in ("broken.py", "fixed.py") if recorded.get(name) != now.get(name)]
 
     @property
     def page_url(self) -> str:

@@ -245,6 +245,9 @@ def build_notebook(case: Case, executed: dict[str, Any]) -> NotebookNode:
         "templates": list(case.templates),
         "exception": case.error.exception,
         "messages": [{"torch": m.torch, "text": m.text} for m in case.error.messages],
+        # the programs the page holds and ran, by digest: verify refuses a page whose programs
+        # are no longer the files it names (Case.stale_programs)
+        "programs": case.program_digests(),
         "executed": executed,
     }
     return nb
@@ -280,8 +283,12 @@ def check_notebook(case: Case) -> list[str]:
         if x != y:
             problems.append(f"{path.name} cell {i} ({y[0]}) differs from its sources")
             break
-    meta_a = {k: v for k, v in stored.metadata.get("samedevice", {}).items() if k != "executed"}
-    meta_b = {k: v for k, v in fresh.metadata["samedevice"].items() if k != "executed"}
+    stale = case.stale_programs()
+    if stale:
+        problems.append(f"{path.name} was made from other programs than "
+                        + " and ".join(f"snippets/{case.slug}/{n}" for n in stale) + " now hold")
+    meta_a = {k: v for k, v in stored.metadata.get("samedevice", {}).items() if k not in ("executed", "programs")}
+    meta_b = {k: v for k, v in fresh.metadata["samedevice"].items() if k not in ("executed", "programs")}
     if meta_a != meta_b:
         problems.append(f"{path.name} metadata differs from cases/{case.slug}.toml")
     for i, cell in enumerate(stored.cells):

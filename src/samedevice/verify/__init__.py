@@ -158,6 +158,13 @@ def compare_values(sim_values: dict[str, Any], cpu_values: dict[str, Any]) -> tu
     return problems, count
 
 
+def stale_page_problem(case: Case, stale: list[str]) -> str:
+    """One line: the stale page, the programs that changed, the command that regenerates it."""
+    files = " and ".join(f"snippets/{case.slug}/{name}" for name in stale)
+    return (f"page: cases/{case.slug}.ipynb is stale ({files} changed since the page was made "
+            f"from it); regenerate it: samedevice notebook {case.slug}")
+
+
 def _page_cells(case: Case) -> tuple[int, int] | None:
     """The broken and fixed programs' cells on the case's page (None: no page to run)."""
     if not case.notebook_path.exists():
@@ -198,6 +205,13 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
     fixed = fixed or case.fixed_path
     torch_version = _torch_version()
     start = time.perf_counter()
+    if broken == case.broken_path and fixed == case.fixed_path:
+        stale = case.stale_programs()
+        if stale:
+            # The page is the proof (its cells hold the programs and ran them), so a page made
+            # from other programs than the files would pass for code that never ran.
+            return CaseResult(case, FAIL, problems=[stale_page_problem(case, stale)],
+                              torch_version=torch_version, device="cuda" if real else "sim")
     extra_env: dict[str, str] = {}
     if real:
         gpu = _gpu_name()
