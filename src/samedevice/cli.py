@@ -27,6 +27,25 @@ class UserError(Exception):
     """A problem with the user's input; printed as one line, exit status 2."""
 
 
+# Optional dependencies a command may need, and the line that installs them. `pip install
+# samedevice` alone carries explain, cases, snippet and check (no torch); the rest need these.
+_TORCH = 'pip install "torch>=2.13,<2.15" numpy'
+_PAGES = "pip install nbformat nbclient ipykernel"
+OPTIONAL = {"torch": ("PyTorch", _TORCH), "numpy": ("NumPy", _TORCH),
+            "nbformat": ("nbformat", _PAGES), "nbclient": ("nbclient", _PAGES),
+            "ipykernel": ("ipykernel", _PAGES), "IPython": ("IPython", _PAGES)}
+
+
+def missing_dependency(e: ModuleNotFoundError) -> str | None:
+    """The one line to print when ``e`` is an optional dependency that is not installed (None
+    for any other missing module: that is a bug, and keeps its traceback)."""
+    top = (e.name or "").partition(".")[0]
+    if top not in OPTIONAL:
+        return None
+    what, how = OPTIONAL[top]
+    return f"needs {what}, which is not installed in this environment ({sys.executable}): {how}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(
@@ -44,16 +63,27 @@ def main(argv: list[str] | None = None) -> int:
                        help="base of the site links printed (default: $SAMEDEVICE_DOCS_URL, else "
                             "the published site; http://127.0.0.1:8000/samedevice/ for a local make serve)")
         if name == chosen:  # import only the module that will run
-            importlib.import_module(module).add_arguments(p)
+            try:
+                importlib.import_module(module).add_arguments(p)
+            except ModuleNotFoundError as e:
+                if (line := missing_dependency(e)) is None:
+                    raise
+                print(f"samedevice {name}: {line}", file=sys.stderr)
+                return 2
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
     if args.docs_url:  # through the environment, so programs run by `run` and `verify` see it
         os.environ["SAMEDEVICE_DOCS_URL"] = args.docs_url
-    module = importlib.import_module(COMMANDS[args.command][0])
     try:
+        module = importlib.import_module(COMMANDS[args.command][0])
         return int(module.run(args) or 0)
+    except ModuleNotFoundError as e:
+        if (line := missing_dependency(e)) is None:
+            raise
+        print(f"samedevice {args.command}: {line}", file=sys.stderr)
+        return 2
     except UserError as e:
         print(f"samedevice {args.command}: {e}", file=sys.stderr)
         return 2

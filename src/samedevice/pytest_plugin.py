@@ -31,7 +31,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs real CUDA hardware; skipped elsewhere")
     mode = config.getoption("--sim-device", default="off")
     if mode != "off":
-        from samedevice import sim
+        try:
+            from samedevice import sim
+        except ModuleNotFoundError as e:
+            from samedevice.cli import missing_dependency
+
+            if (line := missing_dependency(e)) is None:
+                raise
+            raise pytest.UsageError(f"--sim-device={mode} {line}") from None
 
         gpus = config.getoption("--sim-gpus", default=None) or int(config.getini("sim_gpus") or 1)
         sim.enable(alias_cuda=(mode == "cuda"), gpus=gpus if mode == "cuda" else None)
@@ -40,7 +47,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def _cuda_available() -> bool:
     """Real CUDA: the simulated machine answers ``torch.cuda.is_available()`` too, but a CPU
     build says it was not built with CUDA."""
-    import torch
+    try:
+        import torch
+    except ModuleNotFoundError:  # no PyTorch here: no CUDA either
+        return False
 
     return torch.backends.cuda.is_built() and torch.cuda.is_available()
 

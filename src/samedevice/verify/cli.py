@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no cases found")
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
+    import torch  # noqa: F401  (before the header: a missing PyTorch is said in one line, by main)
     total = len(cases)
     start = time.perf_counter()
     done = 0
