@@ -494,8 +494,16 @@ def get_case(slug: str, root: Path | None = None) -> Case:
     for c in load_cases(root):
         if c.slug == slug or c.id == slug:
             return c
-    known = ", ".join(c.slug for c in load_cases(root))
-    raise CaseError(f"no case named {slug!r} (known: {known})")
+    import difflib
+
+    cases = load_cases(root)
+    # the nearest names, by slug or by the words it shares ("dino" finds lightly-dino-loss-center)
+    slugs = [c.slug for c in cases]
+    near = difflib.get_close_matches(slug, slugs, n=3, cutoff=0.6)
+    words = {w for w in re.split(r"[-_\s]+", slug.lower()) if len(w) > 2}
+    near += [s for s in slugs if s not in near and words and words <= set(s.split("-"))][: 3 - len(near)]
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    raise CaseError(f"no case named {slug!r}{hint} (`samedevice cases` lists all {len(cases)})")
 
 
 # -- version ranges (no dependency on `packaging`: explain must start fast) --------------------
@@ -528,3 +536,10 @@ def version_in(version: str, spec: str) -> bool:
 def families() -> dict[str, dict]:
     path = Path(__file__).parent / "data" / "families.toml"
     return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def template_titles() -> dict[str, str]:
+    """``{"T1": "...", ...}``: each message template's title, from the message catalogue."""
+    path = Path(__file__).parent / "data" / "templates.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {k: str(v.get("title", k)) for k, v in data.items() if isinstance(v, dict) and k[:1] == "T"}

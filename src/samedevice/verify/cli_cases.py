@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from samedevice.cases import CaseError, load_cases
+from samedevice.cases import CaseError, families, load_cases, template_titles
 from samedevice.cli import UserError
 
 
@@ -32,4 +32,25 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
     print(f"\n{len(cases)} cases")
+    _legend(cases)
     return 0
+
+
+# what each VERIFY value means (the case's `verify` field, data/case.schema.json)
+_HOW = {"sim": "proved on the simulated accelerator (one process)",
+        "dist": "proved on the simulated accelerator, with several processes",
+        "cpu": "an environment bug, proved in a CPU-only PyTorch as it is",
+        "gpu-only": "cannot be shown without a real GPU; verify skips it and says why"}
+
+
+def _legend(cases: list) -> None:
+    fams, titles = families(), template_titles()
+    print("\nFAMILY (root cause):")
+    for f in sorted({c.family for c in cases}, key=lambda f: int(f[1:])):
+        print(f"  {f:<4} {fams.get(f, {}).get('title', f)}")
+    print("TEMPLATE (the message's shape):")
+    for t in sorted({c.error.template for c in cases}, key=lambda t: int(t[1:])):
+        print(f"  {t:<4} {titles.get(t, t)}")
+    print("VERIFY:")
+    for v in sorted({c.verify for c in cases}, key=list(_HOW).index):
+        print(f"  {v:<8} {_HOW.get(v, v)}")
