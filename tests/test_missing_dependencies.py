@@ -82,3 +82,11 @@ def test_the_pytest_plugin_without_torch_says_what_to_install(tmp_path):
     assert proc.returncode == 4  # pytest's usage error
     assert "Traceback" not in proc.stdout + proc.stderr
     assert f"ERROR: --sim-device=cuda {TORCH_LINE}" in proc.stderr
+
+
+def test_dir_shows_the_lazy_tools_without_importing_torch(tmp_path):
+    proc = _without((), "import samedevice; print(sorted(dir(samedevice))); "
+                        "print('torch' in sys.modules)", tmp_path)
+    names, torch_loaded = proc.stdout.splitlines()
+    assert {"audit", "locate", "assert_on_device", "sim"} <= set(eval(names))
+    assert torch_loaded == "False"

@@ -29,6 +29,11 @@ def __getattr__(name: str) -> object:
     return value
 
 
+def __dir__() -> list[str]:
+    # the lazy names too: tab completion and dir() show audit, locate and sim before first use
+    return sorted(set(globals()) | set(__all__))
+
+
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext samedevice``: enable the simulated accelerator in a notebook."""
     from samedevice.ipython import load_ipython_extension as load
