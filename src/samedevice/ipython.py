@@ -24,6 +24,11 @@ def load_ipython_extension(ipython: Any) -> None:
     from samedevice.sim.runner import STARTUP_DIR
 
     gpus = os.environ.get("SAMEDEVICE_GPUS")  # a page whose case needs two GPUs sets it
+    # a notebook shows what CUDA prints: not the simulator's note that torch.compile runs
+    # aot_eager here (samedevice run and sim.enable() still say it once)
+    import warnings
+
+    warnings.filterwarnings("ignore", message="samedevice.sim: Inductor cannot generate code")
     sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
     # Processes started from the notebook (spawned ranks, `!python ...`) see the same device.
     os.environ["SAMEDEVICE_SIM"] = mode

@@ -97,3 +97,27 @@ def test_cuda_alias_can_be_switched_off_again(simdev):
         assert str(x.device) == "cuda:0" and x.is_cuda
         assert torch.ones(1, device="cuda").device.type == "cuda"
     assert str(x.device) == "sim:0"
+
+
+@pytest.mark.skipif(torch.backends.cudnn.is_available(), reason="a build with cuDNN answers for itself")
+def test_an_rnn_on_the_gpu_says_nothing_about_a_missing_cudnn(cuda):
+    # A CUDA machine has cuDNN; the CPU-only build's "compiled without cuDNN" is not its output.
+    import warnings
+
+    lstm = nn.LSTM(4, 3, batch_first=True).to(cuda)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, _ = lstm(torch.randn(2, 5, 4, device=cuda))
+    assert out.device.type == "cuda" and out.shape == (2, 5, 3)
+    assert [str(w.message) for w in caught if "cuDNN" in str(w.message)] == []
+    assert torch.backends.cudnn.is_acceptable(torch.zeros(1)) is False  # the CPU: its own answer
+
+
+def test_the_flop_counters_triton_note_is_not_printed(simdev, caplog):
+    import logging
+
+    log = logging.getLogger("torch.utils.flop_counter")
+    with caplog.at_level(logging.WARNING, logger="torch.utils.flop_counter"):
+        log.warning("triton not found; flop counting will not work for triton kernels")
+        log.warning("another note")
+    assert [r.getMessage() for r in caplog.records] == ["another note"]

@@ -11,11 +11,16 @@
   ``aot_eager`` (real tracing through Dynamo and AOTAutograd) and say so once.
 * ``torch.nn.DataParallel``: its scatter/gather/broadcast are C++ functions built only with
   CUDA; Python versions over ``Tensor.to`` serve the simulated devices.
+* What a CPU-only build says that a CUDA machine never does: an RNN on the device asks
+  ``torch.backends.cudnn.is_acceptable``, which warns "compiled without cuDNN" on a build
+  without it (a CUDA build has cuDNN; the RNN then takes the generic path here, silently), and
+  ``torch.utils.flop_counter`` logs "triton not found" once ``torch.version.cuda`` is set.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -307,8 +312,37 @@ def _alias_data_parallel() -> None:
     data_parallel._check_balance = check_balance
 
 
+def _patch_cudnn_acceptable() -> None:
+    cudnn = torch.backends.cudnn
+    original = cudnn.is_acceptable
+    if getattr(original, "_samedevice", False) or cudnn.is_available():
+        return  # a build with cuDNN answers for itself
+
+    @functools.wraps(original)
+    def is_acceptable(tensor: torch.Tensor) -> bool:
+        if getattr(tensor, "device", None) is not None and tensor.device.type in ("cuda", BACKEND):
+            return False  # no cuDNN on this build: the generic kernels, without the build's warning
+        return original(tensor)
+
+    is_acceptable._samedevice = True  # type: ignore[attr-defined]
+    cudnn.is_acceptable = is_acceptable
+
+
+class _NoTritonNote(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("triton not found")
+
+
+def _quiet_flop_counter() -> None:
+    log = logging.getLogger("torch.utils.flop_counter")
+    if not any(isinstance(f, _NoTritonNote) for f in log.filters):
+        log.addFilter(_NoTritonNote())
+
+
 def install() -> None:
     _patch_accelerator()
     _patch_generator()
     _patch_compile()
     _patch_data_parallel()
+    _patch_cudnn_acceptable()
+    _quiet_flop_counter()
