@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from samedevice.cases import repo_root
+from tests.site.browser import CHROMIUM
 from tests.site.sitebuild import BuiltSite, build
 
 
@@ -46,3 +48,24 @@ def built_site(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     return built
 
 
+@pytest.fixture(scope="module")
+def site(request: pytest.FixtureRequest) -> tuple[Path, str]:
+    """The built site: ``$SAMEDEVICE_SITE_DIR`` if set, else the session's one real build."""
+    given = os.environ.get("SAMEDEVICE_SITE_DIR")
+    if given:
+        return Path(given), "given"
+    return request.getfixturevalue("built_site").site, "mkdocs"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"],
+        )
+        yield b
+        b.close()

@@ -6,20 +6,14 @@ else the session's one real ``mkdocs build --strict`` (shared with the site test
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import threading
 import urllib.parse
-from pathlib import Path
 
 import pytest
+from tests.site.browser import BROWSER, serve
 
 from conftest import SEED
 
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing (apt-get install chromium)")
+pytestmark = BROWSER
 
 LLMS = (SEED / "rasbt__LLMs-from-scratch.txt").read_text(encoding="utf-8")
 T2 = (
@@ -41,40 +35,11 @@ BOX_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>box</title
 
 
 @pytest.fixture(scope="module")
-def site(request) -> tuple[Path, str]:
-    """The built site: ``$SAMEDEVICE_SITE_DIR`` if set, else the session's one real build."""
-    given = os.environ.get("SAMEDEVICE_SITE_DIR")
-    if given:
-        return Path(given), "given"
-    return request.getfixturevalue("built_site").site, "mkdocs"
-
-
-@pytest.fixture(scope="module")
 def base_url(site):
     root, _ = site
     (root / "box-test").mkdir(exist_ok=True)
     (root / "box-test" / "index.html").write_text(BOX_PAGE, encoding="utf-8")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
-        yield b
-        b.close()
+    yield from serve(root)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 Sources: ``cases/<slug>.toml`` (facts and prose) and ``snippets/<slug>/{broken,fixed}.py``
 (the programs, shown verbatim). ``build_cells`` lays them out under fixed headings --
-Error, Reproduce, Why, Fix, Find it in your code, Affected versions, Upstream, Last verified --
+Error, Why, Fix (first, on the first screen), Reproduce, Fixed program, Find it in your code, Affected versions, Upstream, Last verified --
 with hidden cells (tag ``remove-cell``) that load the simulated accelerator and assert, like
 Lean's error explanations, that the failing cell failed with exactly the documented message.
 ``samedevice notebook`` executes the result and stores the outputs the site renders;

@@ -15,12 +15,14 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from samedevice.cases import Case, families
+from samedevice.cases import Case, families, template_titles
 
 HIDDEN_TAG = "remove-cell"  # mkdocs-jupyter drops these cells from the page
 RAISES_TAG = "raises-exception"  # nbclient/nbmake: this cell is expected to raise
-SECTIONS = ("Error", "Reproduce", "Why", "Fix", "Find it in your code", "Affected versions",
-            "Upstream", "Last verified")
+# Why and Fix come straight after the error, so they are on the first screen; the programs that
+# prove them follow.
+SECTIONS = ("Error", "Why", "Fix", "Reproduce", "Fixed program", "Find it in your code",
+            "Affected versions", "Upstream", "Last verified")
 
 DEVICE_WORDS = {
     "sim": "the simulated accelerator answering to \"cuda\" (samedevice.sim, on a CPU)",
@@ -127,6 +129,27 @@ def _check_cells(case: Case) -> list[NotebookNode]:
     return [_md(text), _code(code)]
 
 
+def _template_title(template: str) -> str:
+    return template_titles().get(template, template)
+
+
+def _reproduce(case: Case) -> str:
+    """How a reader runs the broken program: from any folder (the package carries the programs)
+    or, for a program that reads files kept beside it, from a checkout. A case of the
+    environment runs under plain ``python``; the others on the simulated accelerator."""
+    beside = [p for p in case.broken_path.parent.iterdir()
+              if p.is_file() and p.name not in ("broken.py", "fixed.py")]
+    if case.verify == "cpu":
+        runner, where = "python", "on a machine without a GPU, where it fails as shown"
+    else:
+        gpus = f" --gpus {case.devices_needed}" if case.devices_needed > 1 else ""
+        runner, where = f"samedevice run{gpus}", "on the simulated accelerator"
+    if beside:
+        return (f"in a checkout of samedevice (the program reads the files beside it), "
+                f"`{runner} snippets/{case.slug}/broken.py` runs it {where}.")
+    return f"`samedevice snippet {case.slug} --broken -o broken.py && {runner} broken.py` runs it {where}."
+
+
 def build_cells(case: Case) -> list[NotebookNode]:
     fam = families()[case.family]
     err = case.error
@@ -136,7 +159,8 @@ def build_cells(case: Case) -> list[NotebookNode]:
         case.summary,
         "",
         f"**{case.id}** · family [{case.family} {fam['title']}](../../families/{case.family.lower()}/) · "
-        + "message " + ", ".join(f"[{t}](../../messages/{t.lower()}/)" for t in case.templates),
+        + ("messages " if len(case.templates) > 1 else "message ")
+        + ", ".join(f"[{t} {_template_title(t)}](../../messages/{t.lower()}/)" for t in case.templates),
     ]
     setup = ("# this case needs no accelerator: it runs on the unchanged CPU-only PyTorch"
              if case.verify == "cpu" else "%load_ext samedevice")
@@ -159,21 +183,25 @@ def build_cells(case: Case) -> list[NotebookNode]:
         error.append("The message names " + ", ".join(facts) + ".")
     cells.append(_md("\n".join(error)))
 
+    # Why and Fix come first, on the first screen: the programs and their output prove them below
+    cells.append(_md("## Why\n\n" + case.why))
+    cells.append(_md("## Fix\n\n" + case.fix))
+
     rel = f"snippets/{case.slug}"
     intro = f"## Reproduce\n\n`{rel}/broken.py`, a standalone program."
     if case.verify == "cpu":
-        intro += " It needs no GPU: the bug is in the environment it runs in."
+        intro += " It needs no GPU: the bug is in the environment it runs in. To reproduce it: " + _reproduce(case)
     else:
-        intro += (" It says `\"cuda\"` as the original code did; on a machine without a GPU, "
-                  f"`samedevice run {rel}/broken.py` runs it on the simulated accelerator.")
+        intro += (" It says `\"cuda\"` as the original code did. To reproduce it on any machine, "
+                  "GPU or not: " + _reproduce(case))
     cells += _program(case, case.broken_path, intro, raises=True)
     cells.append(_hidden(
         "import samedevice.testing as _sd_testing\n"
         f"_sd_testing.check_case_error({case.slug!r})  # the documented error, word for word\n"
         "broken = _sd_testing.snapshot(globals())  # what the failing program left behind"
     ))
-    cells.append(_md("## Why\n\n" + case.why))
-    cells += _program(case, case.fixed_path, f"## Fix\n\n{case.fix}\n\n`{rel}/fixed.py`:", raises=False)
+    cells += _program(case, case.fixed_path, f"## Fixed program\n\n`{rel}/fixed.py`, the same "
+                      "program with the fix, runs to the end:", raises=False)
     find = "## Find it in your code\n\n" + case.find
     if case.find_code:
         find += ("\n\nBelow, `broken` holds the objects the failing program above left behind "

@@ -14,6 +14,8 @@ module removes it and reshapes the cells so that Material's own styles and copy 
 - Cell-tag labels, the clipboard widget and its hidden source copy go.
 - ``id="cell-id=..."`` goes: Material derives the copy button's CSS selector from the nearest
   ancestor id, and ``=`` makes that selector invalid.
+- A traceback shows the program's own frames and the error (PyTorch's frames are counted, not
+  printed); the whole traceback, as produced, is folded below it (``<details>``).
 - Headings get MkDocs-style ids and ``headerlink`` permalinks (Material's search ignores those);
   the page's table of contents is rebuilt from them, because mkdocs-jupyter builds it from a
   Markdown export whose ids do not match the HTML.
@@ -103,6 +105,73 @@ def _reshape_cells(soup: BeautifulSoup) -> None:
             pre.parent["class"] = [*pre.parent.get("class", []), "sd-wrap"]
 
 
+# A frame of IPython's traceback starts with one of these lines; a blank line ends it.
+_FRAME_START = re.compile(r"^(Cell In\[\d+\], line \d+|File .+:\d+(, in .*)?)$")
+# PyTorch's own frames (and the standard library's): shown folded, counted in the short view
+_TORCH_FRAME = re.compile(r"^File .*/(site|dist)-packages/torch/")
+_LIBRARY_FRAME = re.compile(r"^File .*(/(site|dist)-packages/torch/|/lib/python3\.\d+/(?!site-packages/|dist-packages/))")
+
+
+def _left_out(frames: list[str]) -> str:
+    where = "PyTorch" if all(_TORCH_FRAME.match(f) for f in frames) else "PyTorch and Python"
+    n = len(frames)
+    return f"... {n} frame{'s' * (n > 1)} inside {where} (in the full traceback below)"
+
+
+def short_traceback(text: str) -> tuple[str, int] | None:
+    """The traceback ``text`` (IPython's, as a page's failing cell printed it) with PyTorch's own
+    frames left out and counted in their place, and how many frames were left out; None when
+    the text is no traceback or nothing would be left out."""
+    lines = text.split("\n")
+    if not any("Traceback (most recent call last)" in line for line in lines[:3]):
+        return None
+    out: list[str] = []
+    dropped = 0
+    run: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FRAME_START.match(line):
+            end = i
+            while end < len(lines) and lines[end].strip():
+                end += 1
+            if _LIBRARY_FRAME.match(line):
+                dropped += 1
+                run.append(line)
+            else:
+                if run:
+                    out += [_left_out(run), ""]
+                    run = []
+                out += [*lines[i:end], ""]
+            i = end + 1
+            continue
+        if run:
+            out += [_left_out(run), ""]
+            run = []
+        out.append(line)
+        i += 1
+    if not dropped:
+        return None
+    return "\n".join(out).rstrip("\n") + "\n", dropped
+
+
+def _fold_tracebacks(soup: BeautifulSoup) -> None:
+    for pre in soup.select('div.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"] > pre'):
+        short = short_traceback(pre.get_text().strip("\n"))
+        if short is None:
+            continue
+        text, dropped = short
+        brief = soup.new_tag("pre", attrs={"class": "sd-short-traceback"})
+        brief.string = text
+        fold = soup.new_tag("details", attrs={"class": "sd-full-traceback"})
+        summary = soup.new_tag("summary")
+        summary.string = f"Full traceback (with the {dropped} frame{'s' * (dropped > 1)} left out above)"
+        fold.append(summary)
+        pre.insert_before(brief)
+        fold.append(pre.extract())
+        brief.insert_after(fold)
+
+
 def _toc_tree(flat: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Nest (level, id, name) tokens the way Python-Markdown's toc extension does."""
     root: list[dict[str, Any]] = []
@@ -151,6 +220,7 @@ def clean_notebook_html(raw: str) -> CleanNotebook:
     _flatten(soup)
     _unwrap_double_cells(soup)
     _reshape_cells(soup)
+    _fold_tracebacks(soup)
     title, toc, ids = _headings(soup)
     # Leading whitespace would open an untitled section before the h1 in Material's search.
     return CleanNotebook(html=str(soup).strip(), title=title, toc_tokens=toc, anchor_ids=ids)
