@@ -10,7 +10,8 @@ from samedevice.site import checks
 from tests.site.sitebuild import BuiltSite, article
 
 # Outbound links a page may carry besides the case sources' hosts (from the registry).
-OUTBOUND_HOSTS = {"github.com", "pytorch.org", "docs.pytorch.org", "discuss.pytorch.org", "pypi.org"}
+OUTBOUND_HOSTS = {"github.com", "pytorch.org", "docs.pytorch.org", "discuss.pytorch.org", "pypi.org",
+                  "pre-commit.com"}
 
 NAV_TITLES = ["Home", "Paste your error", "Cases", "By family", "By message", "Error messages",
               "How CPU verification works", "Add a case", "Verification"]
