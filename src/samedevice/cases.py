@@ -538,6 +538,19 @@ def families() -> dict[str, dict]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
+RECORD_DEVICE_WORDS = {"sim": "simulated accelerator", "cuda": "CUDA", "cpu": "CPU-only PyTorch"}
+
+
+def record_summary(record: dict) -> str:
+    """One verification record in a line, the same words on the case page and in every index:
+    ``2026-11-28, torch 2.11.0+cu130, CUDA (NVIDIA H200): pass``."""
+    device = RECORD_DEVICE_WORDS.get(str(record.get("device")), str(record.get("device")))
+    if record.get("gpu"):
+        device += f" ({record['gpu']})"
+    return f"{record.get('date', '?')}, torch {record.get('torch', '?')}, {device}: {record.get('result', '?')}"
+
+
+@cache
 def template_titles() -> dict[str, str]:
     """``{"T1": "...", ...}``: each message template's title, from the message catalogue."""
     path = Path(__file__).parent / "data" / "templates.toml"

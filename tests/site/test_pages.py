@@ -120,6 +120,33 @@ def test_template_page_lists_exactly_the_cases_that_print_it(built_site: BuiltSi
     assert linked_cases(built_site, f"messages/{template.lower()}/") == expected
 
 
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_family_page_teaches_its_general_fixes_with_pytorchs_documentation(built_site: BuiltSite, family: str) -> None:
+    from samedevice import fixes
+
+    content = _content(built_site, f"families/{family.lower()}/")
+    recipes = fixes.for_family(family)
+    assert recipes
+    assert content.index('id="how-to-fix-it"') < content.index('id="cases"')
+    for r in recipes:
+        assert f'id="{r.id}"' in content, r.id
+        for d in r.docs:
+            assert f'href="{d.url}"' in content, (r.id, d.url)
+
+
+@pytest.mark.parametrize("template", TEMPLATE_IDS)
+def test_template_page_says_what_to_do_first_and_how_to_fix_it(built_site: BuiltSite, template: str) -> None:
+    from samedevice import fixes
+
+    content = _content(built_site, f"messages/{template.lower()}/")
+    assert 'id="what-to-do-first"' in content
+    own = [r for r in fixes.recipes() if r.template == template]
+    for r in own:  # a recipe whose failing program prints this message is on its page
+        assert f'id="{r.id}"' in content, r.id
+    assert 'id="how-to-fix-it"' in content
+    assert "docs.pytorch.org/docs/stable/" in content or "pytorch.org/get-started" in content
+
+
 def test_cases_index_and_home_list_every_case(built_site: BuiltSite) -> None:
     every = {c.slug for c in built_site.cases}
     assert linked_cases(built_site, "cases/") == every

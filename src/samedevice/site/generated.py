@@ -12,9 +12,9 @@ import json
 import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
-from samedevice.cases import FAMILY_IDS, TEMPLATE_IDS, Case
+from samedevice import fixes
+from samedevice.cases import FAMILY_IDS, RECORD_DEVICE_WORDS, TEMPLATE_IDS, Case, record_summary
 
 from .sitedata import SiteData
 
@@ -28,7 +28,6 @@ RULES = "rules.md"  # samedevice check's rules: site/rules_page.py
 # page itself first, so these rank at half weight (Material's per-page search boost).
 INDEX_SEARCH_BOOST = 0.5
 
-DEVICE_WORDS = {"sim": "simulated accelerator", "cuda": "CUDA", "cpu": "CPU-only PyTorch"}
 
 def case_uri(case: Case) -> str:
     return f"cases/{case.slug}.ipynb"
@@ -87,13 +86,6 @@ def _yaml_str(text: str) -> str:
     # Material writes page.meta.description into an HTML attribute without escaping it; once
     # escaped, the text has no double quote left to break the YAML string.
     return '"' + html.escape(plain(text), quote=True).replace("\\", "\\\\") + '"'
-
-
-def record_summary(record: dict[str, Any]) -> str:
-    device = DEVICE_WORDS.get(str(record.get("device")), str(record.get("device")))
-    if record.get("gpu"):
-        device += f" ({record['gpu']})"
-    return f"{record.get('date', '?')}, torch {record.get('torch', '?')}, {device}: {record.get('result', '?')}"
 
 
 def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -166,7 +158,11 @@ def family_page(data: SiteData, family_id: str) -> str:
         "",
         fam.summary,
         "",
+        *_recipes_section(data, fixes.for_family(family_id), uri,
+                          intro="What fixes this family, whatever the project"),
         "## Cases",
+        "",
+        "Worked examples: the failing program, its output, the fix.",
         "",
     ]
     if cases:
@@ -180,6 +176,34 @@ def family_page(data: SiteData, family_id: str) -> str:
                     f"[Add one]({rel(uri, 'add-a-case.md')}).")
     body += _family_rules(family_id, uri)
     return "\n".join(body) + "\n"
+
+
+def _recipes_section(data: SiteData, recipes: list[fixes.Recipe], uri: str, *, intro: str) -> list[str]:
+    """"How to fix it": each recipe as Ruff documents a rule -- when it applies, a program that
+    fails (and with which message), the same program fixed -- then PyTorch's documentation.
+    tests/sim/test_fix_recipes.py runs both programs of every recipe."""
+    if not recipes:
+        return []
+    lines = ["## How to fix it", "", intro + " (the test suite runs each pair below on the simulated "
+             "accelerator: the first program fails with the message it names, the second runs "
+             "to the end)", ""]
+    lines += [f"- [{cell(r.title)}](#{r.id})" for r in recipes]
+    lines.append("")
+    for r in recipes:
+        tpl = data.templates[r.template]
+        where = "on a machine without a GPU " if not r.needs_cuda else ""
+        lines += [
+            f"### {r.title} {{#{r.id}}}", "",
+            r.text, "",
+            f"Fails {where}with [{cell(tpl.heading)}]({rel(uri, template_uri(r.template))}):", "",
+            "```python", r.before.rstrip("\n"), "```", "",
+            "Use instead:", "",
+            "```python", r.after.rstrip("\n"), "```", "",
+        ]
+        if r.docs:
+            lines += ["PyTorch documentation: " + ", ".join(f"[{d.title}]({d.url})" for d in r.docs)
+                      + ".", ""]
+    return lines
 
 
 def _family_rules(family_id: str, uri: str) -> list[str]:
@@ -212,8 +236,16 @@ def template_page(data: SiteData, template_id: str) -> str:
     # The catalogue's page anchors each template (<a id="t2">) with its eras and provenance.
     eras = f"{rel(uri, MESSAGES_INDEX)}#{template_id.lower()}" if data.catalogue_available \
         else rel(uri, MESSAGES_INDEX)
-    body += [f"How this message's text changed across PyTorch releases: [Error messages]({eras}).",
-             "", "## Cases that can print it", ""]
+    body += [f"How this message's text changed across PyTorch releases: [Error messages]({eras}).", ""]
+    if tpl.next_step:
+        body += ["## What to do first", "", tpl.next_step, ""]
+    if tpl.families:
+        causes = ", ".join(f"[{cell(data.families[f].heading)}]({rel(uri, family_uri(f))})"
+                           for f in tpl.families)
+        body += [f"The root causes that print it, most frequent first: {causes}.", ""]
+    body += _recipes_section(data, fixes.for_template(template_id, tpl.families[:2]), uri,
+                             intro="The fixes for the message and its most frequent causes")
+    body += ["## Cases that can print it", ""]
     if cases:
         body.append(case_table(data, cases, uri, columns=("id", "case", "family", "verified")))
     else:
@@ -281,7 +313,7 @@ def verification_page(data: SiteData) -> str:
             rows.append([link, "not recorded", "", "", "", ""])
         for r in records:
             rows.append([link, cell(str(r.get("date", ""))), cell(str(r.get("torch", ""))),
-                         cell(DEVICE_WORDS.get(str(r.get("device")), str(r.get("device")))),
+                         cell(RECORD_DEVICE_WORDS.get(str(r.get("device")), str(r.get("device")))),
                          cell(str(r.get("gpu") or "")), cell(str(r.get("result", "")))])
     on_gpu = sum(any(r.get("device") == "cuda" and r.get("result") == "pass" for r in c.records())
                  for c in data.cases)

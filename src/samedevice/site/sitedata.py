@@ -30,6 +30,8 @@ class Template:
     title: str = ""
     text: str = ""  # the shape of the message
     meaning: str = ""  # Markdown: what the message tells the reader
+    families: tuple[str, ...] = ()  # the families that produce it, most likely first
+    next_step: str = ""  # Markdown: what to do first
 
     @property
     def heading(self) -> str:
@@ -108,7 +110,9 @@ def templates_from_catalogue(raw: Any) -> dict[str, Template]:
     entries = raw.items() if isinstance(raw, Mapping) else ((_field(e, "id"), e) for e in raw)
     found = {
         str(tid): Template(id=str(tid), title=_field(e, "title", "name"),
-                           text=_field(e, "shape", "text"), meaning=_field(e, "meaning"))
+                           text=_field(e, "shape", "text"), meaning=_field(e, "meaning"),
+                           families=tuple(e.get("families", ()) if isinstance(e, Mapping) else ()),
+                           next_step=_field(e, "next_step"))
         for tid, e in entries
     }
     unknown = sorted(set(found) - set(TEMPLATE_IDS))
