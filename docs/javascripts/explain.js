@@ -1193,7 +1193,9 @@
     ".sd-explain__template{font-size:1.05em;font-weight:700}",
     ".sd-explain__facts,.sd-explain__why{color:var(--md-default-fg-color--light,#666)}",
     ".sd-explain__error{color:var(--md-typeset-del-color,#c00)}",
-    ".sd-explain--box{padding:.6em .8em;border:1px solid var(--md-default-fg-color--lightest,#ddd);border-radius:.2em}"
+    ".sd-explain--box{padding:.6em .8em;border:1px solid var(--md-default-fg-color--lightest,#ddd);border-radius:.2em}",
+    ".sd-search-paste{padding:.6em 1.2em;border-bottom:1px solid var(--md-default-fg-color--lightest,#ddd);font-size:.7rem}",
+    ".sd-search-paste p{margin:.2em 0}.sd-search-paste__head a{font-weight:700}"
   ].join("");
   function injectStyle() {
     if (document.getElementById("sd-explain-style")) return;
@@ -1272,9 +1274,61 @@
     }
   }
 
+  // Material's search box ranks pages by the words they share with the query, which for a
+  // pasted error are the words every case shares. When the query holds a device error, the
+  // "Paste your error" page's answer comes first, above the word matches: the template, the
+  // case that matches best, and a link to the full explanation.
+  var SEARCH_MIN = 20; // shorter queries are words, not pastes
+  function mountSearch() {
+    var input = document.querySelector("input[data-md-component='search-query']");
+    var result = document.querySelector(".md-search-result");
+    if (!input || !result || input.getAttribute("data-samedevice-search")) return;
+    input.setAttribute("data-samedevice-search", "1");
+    injectStyle();
+    var box = el("div", "sd-search-paste");
+    box.hidden = true;
+    box.setAttribute("aria-live", "polite");
+    result.insertBefore(box, result.firstChild);  // outside the list Material re-renders
+    var timer = null;
+
+    function update() {
+      var text = input.value;
+      if (text.length < SEARCH_MIN || text.length > MAX_LINK) { box.hidden = true; return; }
+      loadData().then(function (kb) {
+        if (input.value !== text) return;  // the user typed on
+        var res;
+        try { res = explain(text, kb); } catch (e) { box.hidden = true; return; }
+        if (res.template === null) { box.hidden = true; return; }
+        box.textContent = "";
+        var head = el("p", "sd-search-paste__head");
+        head.appendChild(link("paste/#q=" + encodeURIComponent(text), "Explain this error"));
+        head.appendChild(document.createTextNode(" \u2014 " + res.template + ": " + res.title));
+        box.appendChild(head);
+        if (res.case_ranking.length) {
+          var c = res.case_ranking[0];
+          var p = el("p", "sd-search-paste__case", "Closest case: ");
+          p.appendChild(link(c.page, c.id + " " + c.title));
+          box.appendChild(p);
+        } else if (res.ranking.length) {
+          var r = res.ranking[0];
+          var q = el("p", "sd-search-paste__case", "Most likely cause: ");
+          q.appendChild(link(r.page, r.family + " " + r.title));
+          box.appendChild(q);
+        }
+        box.hidden = false;
+      }, function () { box.hidden = true; });
+    }
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(update, 120);
+    });
+    if (input.value) update();
+  }
+
   function mountAll() {
     var nodes = document.querySelectorAll("[data-samedevice-explain]");
     for (var i = 0; i < nodes.length; i++) mount(nodes[i]);
+    mountSearch();
   }
 
   var api = {

@@ -166,3 +166,28 @@ def test_page_source(site):
     assert (root / "javascripts" / "explain-data.js").is_file()
     assert (root / "javascripts" / "explain-data.json").is_file()
     assert kind in {"given", "mkdocs"}
+
+
+def test_a_pasted_error_in_the_site_search_gets_the_paste_pages_answer_first(page, base_url):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(base_url + "families/f4/")
+    page.click("input[data-md-component='search-query']")
+    page.fill("input[data-md-component='search-query']", T2)
+    box = page.locator(".md-search-result > .sd-search-paste")
+    box.wait_for(state="visible", timeout=15000)
+    # above Material's own results, in the same panel
+    assert page.evaluate("document.querySelector('.md-search-result').firstElementChild.className") == "sd-search-paste"
+    head = box.locator(".sd-search-paste__head")
+    from samedevice.explain import explain
+
+    expected = explain(T2)
+    assert head.inner_text() == f"Explain this error — {expected['template']}: {expected['title']}"
+    explain_link = head.locator("a").get_attribute("href")
+    assert explain_link == base_url + "paste/#q=" + urllib.parse.quote(T2, safe="-_.!~*'()")
+    case = box.locator(".sd-search-paste__case a")
+    assert case.get_attribute("href").startswith(base_url + "cases/")
+    # a query of words stays Material's alone
+    page.fill("input[data-md-component='search-query']", "register_buffer")
+    page.wait_for_timeout(400)
+    assert box.is_hidden()
+    assert page.errors == []
