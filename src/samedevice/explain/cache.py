@@ -21,12 +21,18 @@ SCHEMA = 3
 PACKAGE = os.path.dirname(HERE)
 
 
-def cache_file() -> str:
+def cache_file(root: str | None = None) -> str:
+    """The cache of this install reading the cases at ``root``: one file per (package, cases)
+    pair, so two installs (a venv and a checkout, two projects' venvs) keep theirs instead of
+    evicting each other's on every run."""
     env = os.environ.get("SAMEDEVICE_CACHE_DIR")
     if not env:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         env = os.path.join(base, "samedevice")
-    return os.path.join(env, "explain-knowledge.json")
+    import zlib  # built into the interpreter: no import cost on the fast path
+
+    install = zlib.crc32(f"{PACKAGE}|{root}".encode("utf-8", "surrogateescape"))
+    return os.path.join(env, f"explain-knowledge-{install:08x}.json")
 
 
 def case_root() -> str | None:
@@ -95,7 +101,7 @@ def knowledge() -> dict:
         return build()
     root = case_root()
     key = f"{SCHEMA}|{cache_key(root)}"
-    path = cache_file()
+    path = cache_file(root)
     try:
         with open(path, encoding="utf-8") as f:
             stored = json.load(f)
@@ -108,12 +114,15 @@ def knowledge() -> dict:
     from samedevice.explain.knowledge import build
 
     kb = build(Path(root) if root else None)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump({"key": key, "kb": kb}, f, separators=(",", ":"))
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:  # a full disk or a vanished folder: leave nothing half-written behind
+            os.remove(tmp)
+        except OSError:
+            pass
     return kb
