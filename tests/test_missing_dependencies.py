@@ -8,6 +8,7 @@ environment without them does).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -90,3 +91,26 @@ def test_dir_shows_the_lazy_tools_without_importing_torch(tmp_path):
     names, torch_loaded = proc.stdout.splitlines()
     assert {"audit", "locate", "assert_on_device", "sim"} <= set(eval(names))
     assert torch_loaded == "False"
+
+
+@pytest.mark.parametrize(("sim_env", "expected"), [
+    ("cuda", 'samedevice: "cuda" is the simulated accelerator in this notebook (1 GPU, on the CPU; '
+             "its device errors are CUDA's, word for word)\ncuda:0"),
+    ("plain", "samedevice: SAMEDEVICE_SIM=plain, PyTorch is left as it is\ncpu"),
+])
+def test_load_ext_says_in_one_line_what_cuda_means_in_the_notebook(tmp_path, sim_env, expected):
+    pytest.importorskip("IPython")
+    pytest.importorskip("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a machine with CUDA keeps the real GPU")
+    program = ("%load_ext samedevice\n"
+               "import torch\n"
+               "print(torch.zeros(1, device='cuda' if torch.cuda.is_available() else 'cpu').device)")
+    env = {**os.environ, "SAMEDEVICE_SIM": sim_env}
+    env.pop("SAMEDEVICE_GPUS", None)
+    proc = subprocess.run([sys.executable, "-m", "IPython", "--no-banner", "--quick", "-c", program],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected

@@ -17,7 +17,12 @@ def load_ipython_extension(ipython: Any) -> None:
     import torch
 
     mode = os.environ.get("SAMEDEVICE_SIM", "cuda")
-    if mode == "plain" or (torch.cuda.is_available() and mode != "sim"):
+    if mode == "plain":
+        print("samedevice: SAMEDEVICE_SIM=plain, PyTorch is left as it is")
+        return
+    if torch.cuda.is_available() and mode != "sim":
+        print(f"samedevice: this machine has CUDA ({torch.cuda.get_device_name(0)}); "
+              "\"cuda\" is the real GPU, the simulator stays off")
         return
     from samedevice import sim
     from samedevice.sim import _tracebacks
@@ -61,3 +66,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
     _process._strip_wrapped_tracebacks()
     _process._strip_pool_tracebacks()
+    # one line, so a reader knows what "cuda" means in this notebook from here on
+    name = "\"cuda\"" if mode == "cuda" else "\"sim\""
+    count = sim.device_count()
+    print(f"samedevice: {name} is the simulated accelerator in this notebook "
+          f"({count} GPU{'s' * (count != 1)}, on the CPU; its device errors are CUDA's, word for word)")

@@ -15,7 +15,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from samedevice.cases import Case, families, template_titles
+from samedevice.cases import Case, families, record_summary, template_titles
 
 HIDDEN_TAG = "remove-cell"  # mkdocs-jupyter drops these cells from the page
 RAISES_TAG = "raises-exception"  # nbclient/nbmake: this cell is expected to raise
@@ -244,11 +244,15 @@ def _verification_cell(case: Case, executed: dict[str, Any]) -> NotebookNode:
     lines = [
         "## Last verified",
         "",
+    ]
+    records = case.records()
+    if records:  # the newest record, in the words of the case index's "Last verified" column
+        lines += [f"Last verified {record_summary(records[0])}.", ""]
+    lines += [
         f"The outputs on this page were produced by running it on {DEVICE_WORDS[executed['device']]}, "
         f"PyTorch {executed['torch']}, on {executed['date']}.",
         "",
     ]
-    records = case.records()
     if records:
         lines += ["`samedevice verify` records:", "", "| Date | PyTorch | Device | Result | What it proved |",
                   "|---|---|---|---|---|"]
