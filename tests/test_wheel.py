@@ -173,3 +173,31 @@ def test_run_a_snippet_written_out_by_snippet(installed):
 
     assert case.error.message_for(torch.__version__).text in ran.stderr
     assert "NumPy" not in ran.stderr
+
+
+def _readme_example_commands() -> list[str]:
+    """The commands of README's "For example" block, as a user copies them."""
+    text = (repo_root() / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"For example:\n\n```sh\n(.*?)```", text, re.S)
+    assert block, "README lost its example block"
+    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readmes_example_commands_run_as_written_from_the_wheel(installed):
+    commands = _readme_example_commands()
+    assert [c.split()[1] for c in commands] == ["explain", "snippet", "run"]
+    (installed["cwd"] / "error.txt").write_text(
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two "
+        "devices, cuda:0 and cpu!\n", encoding="utf-8")
+    env = {**installed["env"],
+           "PATH": f"{Path(installed['exe']).parent}{os.pathsep}{installed['env'].get('PATH', '')}"}
+    for command in commands:
+        proc = subprocess.run(["bash", "-c", command], cwd=installed["cwd"], env=env,
+                              capture_output=True, text=True, timeout=300)
+        # README says the run "fails as on CUDA": exit 1 with CUDA's message; the others succeed
+        want = 1 if command.startswith("samedevice run") else 0
+        assert proc.returncode == want, (command, proc.stdout[-1500:], proc.stderr[-1500:])
+        if want:
+            assert "Expected all tensors to be on the same device" in proc.stderr, command
+        elif command.startswith("samedevice explain"):
+            assert proc.stdout.startswith("T1: Expected all tensors to be on the same device"), proc.stdout[:300]
