@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samedevice-installed
-# The range pyproject.toml declares is torch>=2.13,<2.15; this build is CPU-only and small.
+# The range pyproject.toml declares is torch>=2.13,<2.16; this build is CPU-only and small.
 TORCH ?= torch==2.13.0
 JOBS ?= 2
 export NO_MKDOCS_2_WARNING := 1

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 TORCH_LINE = 'needs PyTorch, which is not installed in this environment'
-TORCH_FIX = 'pip install "torch>=2.13,<2.15" numpy'
+TORCH_FIX = 'pip install "torch>=2.13,<2.16" numpy'
 PAGES_LINE = "needs nbformat, which is not installed in this environment"
 
 

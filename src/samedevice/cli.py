@@ -11,6 +11,8 @@ import importlib
 import os
 import sys
 
+from samedevice import torch_support
+
 # name -> (module, one-line help)
 COMMANDS = {
     "explain": ("samedevice.explain.cli", "read a pasted error or traceback: template, causes, pages"),
@@ -21,6 +23,8 @@ COMMANDS = {
     "notebook": ("samedevice.pages.cli", "generate (or check) the case notebooks from their files"),
     "check": ("samedevice.check.cli", "find device bugs in source files without running them"),
 }
+# the commands that run programs on the simulated GPU: they need a supported torch
+NEEDS_SUPPORTED_TORCH = {"run", "verify", "notebook"}
 
 
 class UserError(Exception):
@@ -29,7 +33,7 @@ class UserError(Exception):
 
 # Optional dependencies a command may need, and the line that installs them. `pip install
 # samedevice` alone carries explain, cases, snippet and check (no torch); the rest need these.
-_TORCH = 'pip install "torch>=2.13,<2.15" numpy'
+_TORCH = torch_support.INSTALL
 _PAGES = "pip install nbformat nbclient ipykernel"
 OPTIONAL = {"torch": ("PyTorch", _TORCH), "numpy": ("NumPy", _TORCH),
             "nbformat": ("nbformat", _PAGES), "nbclient": ("nbclient", _PAGES),
@@ -73,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
+        return 2
+    if args.command in NEEDS_SUPPORTED_TORCH and (line := torch_support.problem()) is not None:
+        print(f"samedevice {args.command}: {line}", file=sys.stderr)
         return 2
     if args.docs_url:  # through the environment, so programs run by `run` and `verify` see it
         os.environ["SAMEDEVICE_DOCS_URL"] = args.docs_url

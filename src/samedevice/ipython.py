@@ -20,6 +20,12 @@ def load_ipython_extension(ipython: Any) -> None:
     if mode == "plain":
         print("samedevice: SAMEDEVICE_SIM=plain, PyTorch is left as it is")
         return
+    if mode == "cpu-build":
+        from samedevice.sim import _cpu_build
+
+        _cpu_build.enable()
+        os.environ["SAMEDEVICE_SIM"] = mode  # `!python ...` from the notebook: the same build
+        return
     if torch.cuda.is_available() and mode != "sim":
         print(f"samedevice: this machine has CUDA ({torch.cuda.get_device_name(0)}); "
               "\"cuda\" is the real GPU, the simulator stays off")

@@ -162,7 +162,10 @@ def build_cells(case: Case) -> list[NotebookNode]:
         + ("messages " if len(case.templates) > 1 else "message ")
         + ", ".join(f"[{t} {_template_title(t)}](../../messages/{t.lower()}/)" for t in case.templates),
     ]
-    setup = ("# this case needs no accelerator: it runs on the unchanged CPU-only PyTorch"
+    # An environment bug of CPU-only builds runs on one: the CPU wheel as it is, or a CUDA
+    # wheel with its CUDA hidden (a CUDA wheel without a GPU says something else).
+    setup = ("# this case needs no accelerator: it runs on a CPU-only PyTorch\nimport os\n\n"
+             "os.environ[\"SAMEDEVICE_SIM\"] = \"cpu-build\"\n%load_ext samedevice"
              if case.verify == "cpu" else "%load_ext samedevice")
     if case.verify != "cpu" and case.devices_needed > 1:
         # the simulated machine (and the ranks the page spawns) get the GPUs the case needs

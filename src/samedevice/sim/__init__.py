@@ -35,7 +35,9 @@ def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
     if gpus is not None or alias_cuda:
         _backend.set_device_count(1 if gpus is None else gpus)
     _backend.register()
-    from . import dist
+    from . import _warnings, dist
+
+    _warnings.install()
 
     dist.register()
     if alias_cuda:

@@ -25,6 +25,15 @@ _libraries: list[torch.library.Library] = []  # kept alive: dropping them unregi
 _state = threading.local()
 
 
+def _amp_supported_dtypes() -> list[torch.dtype]:
+    """What autocast accepts as its dtype. A PrivateUse1 device gets a check CUDA never does:
+    ``autocast("cuda", dtype=torch.float32)`` is allowed on CUDA, so under the alias every
+    floating dtype passes (the autocast lists then cast to it, as CUDA's do)."""
+    if SPELLING.alias_cuda:
+        return [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+    return [torch.float16, torch.bfloat16]
+
+
 def set_device_count(n: int) -> None:
     """Give the simulated machine ``n`` GPUs (``torch.cuda.device_count()`` under the alias)."""
     global DEVICE_COUNT
@@ -114,7 +123,7 @@ def _make_device_module() -> types.ModuleType:
         setattr(mod, name, lambda device=None: 0)
     mod.empty_cache = nothing
     mod.reset_peak_memory_stats = nothing
-    mod.get_amp_supported_dtype = lambda: [torch.float16, torch.bfloat16]
+    mod.get_amp_supported_dtype = _amp_supported_dtypes
     mod.zero = zero
     return mod
 

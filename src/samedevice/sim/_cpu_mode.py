@@ -13,6 +13,7 @@ simulated run: ``torch.cuda.is_available()`` is True, streams and events work, a
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any
 
 import torch
@@ -54,6 +55,13 @@ class CpuReference(TorchFunctionMode):
             return _to_cpu_spec(args[0]) if isinstance(args[0], int) else func(*args)
         if func is Tensor.record_stream:
             return None  # CPU work is finished when the call returns: nothing to protect
+        if func is Tensor.pin_memory:
+            return _pinned_copy(args[0])
+        if func is Tensor.is_pinned:
+            return _is_pinned(args[0])
+        if kwargs.get("pin_memory"):  # torch.empty(..., pin_memory=True): pinned host memory
+            kwargs = dict(kwargs, pin_memory=False)
+            return _mark_pinned(func(*args, **kwargs))
         if func is Tensor.type and len(args) > 1:
             dtype = _cuda_legacy_dtype(args[1])
             if dtype is not None:  # x.type(torch.cuda.FloatTensor): the cast, on the CPU
@@ -66,18 +74,48 @@ class CpuReference(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+# Pinning asks the accelerator for page-locked memory, which a CPU wheel (no accelerator) and a
+# CUDA wheel without a driver both refuse. In this run host memory stands in for it: the copy
+# `pin_memory()` makes, remembered (by identity, weakly) so that `is_pinned()` answers as on CUDA.
+_PINNED: dict[int, weakref.ref[Tensor]] = {}
+
+
+def _mark_pinned(tensor: Any) -> Any:
+    if isinstance(tensor, Tensor):
+        key = id(tensor)
+        _PINNED[key] = weakref.ref(tensor, lambda _ref, key=key: _PINNED.pop(key, None))
+    return tensor
+
+
+def _pinned_copy(tensor: Tensor) -> Tensor:
+    if _is_pinned(tensor):
+        return tensor  # as on CUDA: pinning a pinned tensor returns it
+    with torch._C.DisableTorchFunction():
+        return _mark_pinned(tensor.clone())
+
+
+def _is_pinned(tensor: Tensor) -> bool:
+    ref = _PINNED.get(id(tensor))
+    return ref is not None and ref() is tensor
+
+
 _mode: CpuReference | None = None
 
 
-def enable() -> None:
+def enable(gpus: int | None = None) -> None:
+    """Start the reference run in this process: a CUDA machine with ``gpus`` GPUs (default 1,
+    as in the simulated run), whose "GPU" tensors are CPU tensors."""
     global _mode
     if _mode is not None:
         return
+    from . import _accelerator, _backend, _machine, _threads, _warnings
+
+    _backend.set_device_count(1 if gpus is None else gpus)
     _mode = CpuReference()
     _mode.__enter__()
-    from . import _machine, _threads
-
     _machine.install(target="cpu")
+    _accelerator.install_cpu_reference()
+    _warnings.install()
     _threads.follow(CpuReference)
     _patch_data_parallel()
     _patch_compile()

@@ -281,6 +281,10 @@ for _t in ("torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_
            "torch.cuda.graphs.CUDAGraph", "torch.cuda.graphs.graph", "torch.cuda.graphs.make_graphed_callables",
            "torch.cuda.graph_pool_handle"):
     refuse(_t, _GRAPHS)
+# Nothing is ever being captured. torch.compile asks before it traces (a CUDA wheel's Dynamo
+# calls the C function behind it, which needs the driver); so do optimizers and AMP.
+for _t in ("torch.cuda.is_current_stream_capturing", "torch.cuda.graphs.is_current_stream_capturing"):
+    value(_t, "False: no CUDA graph is ever being captured on the simulated GPUs", lambda: False)
 _NCCL = "NCCL's API needs real GPUs; use torch.distributed (backend 'nccl' runs on the simulated GPUs)"
 for _t in ("all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter", "version", "unique_id", "init_rank"):
     refuse(f"torch.cuda.nccl.{_t}", _NCCL)

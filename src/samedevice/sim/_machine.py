@@ -16,6 +16,7 @@ graphs, custom CUDA kernels, Triton, NCCL's own API) raise :class:`Unsupported` 
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
@@ -54,8 +55,29 @@ def _apply_entries(only: str | None = None) -> None:
         module = _resolve(entry.module)
         if module is None or entry.target in _saved:
             continue
-        _saved[entry.target] = getattr(module, entry.attr, _MISSING)
-        setattr(module, entry.attr, entry.value)
+        original = getattr(module, entry.attr, _MISSING)
+        _saved[entry.target] = original
+        setattr(module, entry.attr, _keeping_wrapped(entry.value, original))
+
+
+def _keeping_wrapped(value: Any, original: Any) -> Any:
+    """``value``, carrying the ``__wrapped__`` of the decorated function it stands in for.
+
+    PyTorch reads it at import: ``torch._dynamo.variables.torch`` lists
+    ``torch.cuda.use_mem_pool.__wrapped__`` (a ``contextmanager``), so a stand-in without it
+    makes the first ``import torch._dynamo`` (``torch.optim``'s first step) raise.
+    """
+    wrapped = getattr(original, "__wrapped__", None)
+    if wrapped is None or not callable(value) or isinstance(value, type) or hasattr(value, "__wrapped__"):
+        return value
+
+    @functools.wraps(value)
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return value(*args, **kwargs)
+
+    stand_in.__wrapped__ = wrapped  # type: ignore[attr-defined]
+    return stand_in
 
 
 def install(target: str = BACKEND) -> None:

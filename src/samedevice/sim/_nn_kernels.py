@@ -201,6 +201,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     mask_here = attn_mask is None or attn_mask.device == query.device
     if choice == _SDP_FLASH and is_sim(query) and mask_here:
         mask = _bool_mask_to_additive(attn_mask, query.dtype)
+        if query.dim() == 3:
+            # PyTorch >= 2.14 also picks the flash kernel for unbatched (3-D) inputs on the CPU
+            # and runs them as a batch of one; the kernel itself takes only 4-D inputs
+            q4, k4, v4 = (t.unsqueeze(0) for t in qkv)
+            m4 = mask.unsqueeze(0) if mask is not None and mask.dim() == 3 else mask
+            return aten._scaled_dot_product_flash_attention_for_cpu(
+                q4, k4, v4, dropout_p, is_causal, attn_mask=m4, scale=scale)[0].squeeze(0)
         return aten._scaled_dot_product_flash_attention_for_cpu(
             query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
     if query.dtype != key.dtype or query.dtype != value.dtype or min(t.dim() for t in qkv) < 2:

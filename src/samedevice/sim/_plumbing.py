@@ -15,6 +15,7 @@ checks behave as on a real device. Any device index works (``sim:1`` as well as 
 from __future__ import annotations
 
 import ctypes
+import os
 
 import torch
 
@@ -82,8 +83,23 @@ class _Usage:
 USAGE = _Usage()
 
 
+def _first_use() -> None:
+    """Tell the runner at once that this process used the GPU. Its count is written at exit, but
+    a program that ends in ``os._exit`` (or a forked worker, which always does) runs no exit
+    handler, and would read as a run that never touched the GPU."""
+    usage_dir = os.environ.get("SAMEDEVICE_USAGE_DIR")
+    if usage_dir:
+        try:
+            with open(os.path.join(usage_dir, f"usage-{os.getpid()}"), "w") as f:
+                f.write("1")
+        except OSError:
+            pass  # the runner has finished and removed its folder: nobody is counting
+
+
 def from_cpu(c: torch.Tensor, index: int) -> torch.Tensor:
     """A ``sim:index`` tensor sharing the CPU tensor ``c``'s memory and geometry."""
+    if not USAGE.created:
+        _first_use()
     USAGE.created += 1
     if TRACKER.on:
         TRACKER.add(c, index)

@@ -19,17 +19,22 @@ _MAX_DEPTH = 4
 
 
 def start(mode: str) -> None:
+    gpus = os.environ.get("SAMEDEVICE_GPUS")
     if mode == "cpu":
         from . import _cpu_mode
 
-        _cpu_mode.enable()
+        _cpu_mode.enable(gpus=int(gpus) if gpus else None)
     elif mode in ("cuda", "sim"):
         from samedevice import sim
 
-        gpus = os.environ.get("SAMEDEVICE_GPUS")
         sim.enable(alias_cuda=(mode == "cuda"), gpus=int(gpus) if gpus else None)
+    elif mode == "cpu-build":
+        from . import _cpu_build
+
+        _cpu_build.enable()
     elif mode != "plain":
-        print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu or plain", file=sys.stderr)
+        print(f"samedevice: unknown SAMEDEVICE_SIM={mode!r}; expected cuda, sim, cpu, cpu-build or plain",
+              file=sys.stderr)
         raise SystemExit(2)
     usage_dir = os.environ.get("SAMEDEVICE_USAGE_DIR")
     if usage_dir and mode in ("cuda", "sim"):

@@ -11,9 +11,11 @@
   ``aot_eager`` (real tracing through Dynamo and AOTAutograd) and say so once.
 * ``torch.nn.DataParallel``: its scatter/gather/broadcast are C++ functions built only with
   CUDA; Python versions over ``Tensor.to`` serve the simulated devices.
-* What a CPU-only build says that a CUDA machine never does: an RNN on the device asks
-  ``torch.backends.cudnn.is_acceptable``, which warns "compiled without cuDNN" on a build
-  without it (a CUDA build has cuDNN; the RNN then takes the generic path here, silently), and
+* What a build says that a CUDA machine never does: an RNN on the device asks
+  ``torch.backends.cudnn.is_acceptable``, which warns "compiled without cuDNN" on the CPU
+  wheel and, on a CUDA wheel, sends ``flatten_parameters`` to ``_cudnn_rnn_flatten_weight``,
+  which has no kernel for the simulated device; it answers False for the simulated device on
+  every build (the RNN takes the generic path, silently), and
   ``torch.utils.flop_counter`` logs "triton not found" once ``torch.version.cuda`` is set.
 """
 
@@ -28,12 +30,12 @@ from typing import Any
 
 import torch
 
-from . import _backend, _kernel
+from . import _accelerator, _backend, _kernel
 from ._naming import BACKEND, SPELLING
 
 
 def _sim_current() -> bool:
-    acc = torch.accelerator.current_accelerator()
+    acc = torch._C._accelerator_getAccelerator()  # PyTorch's own answer, whoever asks
     return acc is not None and acc.type == BACKEND
 
 
@@ -315,13 +317,16 @@ def _alias_data_parallel() -> None:
 def _patch_cudnn_acceptable() -> None:
     cudnn = torch.backends.cudnn
     original = cudnn.is_acceptable
-    if getattr(original, "_samedevice", False) or cudnn.is_available():
-        return  # a build with cuDNN answers for itself
+    if getattr(original, "_samedevice", False):
+        return
 
     @functools.wraps(original)
     def is_acceptable(tensor: torch.Tensor) -> bool:
         if getattr(tensor, "device", None) is not None and tensor.device.type in ("cuda", BACKEND):
-            return False  # no cuDNN on this build: the generic kernels, without the build's warning
+            # The simulated GPU has no cuDNN on any build: the generic kernels, without the CPU
+            # wheel's "compiled without cuDNN" warning, and without a CUDA wheel's
+            # `_cudnn_rnn_flatten_weight`, which has no kernel for the simulated device.
+            return False
         return original(tensor)
 
     is_acceptable._samedevice = True  # type: ignore[attr-defined]
@@ -340,6 +345,7 @@ def _quiet_flop_counter() -> None:
 
 
 def install() -> None:
+    _accelerator.install_simulated()
     _patch_accelerator()
     _patch_generator()
     _patch_compile()

@@ -2,8 +2,9 @@
 
 Modes: ``"cuda"`` -- the simulated accelerator answering to "cuda" (the page's view);
 ``"sim"`` -- the simulated accelerator under its own name; ``"cpu"`` -- the plain-CPU
-reference run ("cuda" read as "cpu"); ``"plain"`` -- nothing changed (real CUDA on a GPU
-machine, or the CPU-only environment itself for environment bugs). Each run is a fresh process: the simulator changes
+reference run ("cuda" read as "cpu"); ``"cpu-build"`` -- PyTorch as a build without CUDA
+sees itself (the environment of environment bugs, on a CUDA wheel too); ``"plain"`` --
+nothing changed (real CUDA on a GPU machine). Each run is a fresh process: the simulator changes
 PyTorch process-wide, and a snippet's module-level state must not leak into the next one.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 STARTUP_DIR = Path(__file__).parent / "_startup"
-MODES = ("cuda", "sim", "cpu", "plain")
+MODES = ("cuda", "sim", "cpu", "cpu-build", "plain")
 
 
 @dataclass

@@ -10,8 +10,8 @@ For a case verified on the simulated accelerator (``verify = "sim"`` or ``"dist"
    read as "cpu"), and every tensor, module state and number it left behind must match
    (``torch.testing.assert_close``).
 
-``verify = "cpu"`` cases (environment bugs) run both programs in the unchanged CPU-only
-environment; ``"gpu-only"`` cases are skipped with their stated reason. With ``real=True`` the
+``verify = "cpu"`` cases (environment bugs) run both programs in a CPU-only PyTorch (the CPU
+wheel as it is; a CUDA wheel with its CUDA hidden, see ``sim._cpu_build``); ``"gpu-only"`` cases are skipped with their stated reason. With ``real=True`` the
 programs run unchanged on a real CUDA device (the GPU tier), or are skipped where none exists.
 """
 
@@ -236,7 +236,8 @@ def verify_case(case: Case, *, real: bool = False, broken: Path | None = None,
                           torch_version=torch_version)
     elif case.verify == "cpu":
         result = CaseResult(case, SKIP, device="cpu", torch_version=torch_version)
-        run_mode, ref_mode = "plain", None
+        # a CPU-only build, also where this torch is a CUDA wheel without a GPU (see _cpu_build)
+        run_mode, ref_mode = "cpu-build", None
     else:
         result = CaseResult(case, SKIP, device="sim", torch_version=torch_version)
         run_mode, ref_mode = "cuda", "cpu"
