@@ -32,6 +32,8 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = config.getoption("--sim-device", default="off")
     if mode != "off":
         try:
+            import torch  # noqa: F401  (samedevice.sim imports it only when enabled)
+
             from samedevice import sim
         except ModuleNotFoundError as e:
             from samedevice.cli import missing_dependency
@@ -39,7 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
             if (line := missing_dependency(e)) is None:
                 raise
             raise pytest.UsageError(f"--sim-device={mode} {line}") from None
+        from samedevice import torch_support
 
+        if (line := torch_support.problem()) is not None:
+            raise pytest.UsageError(f"--sim-device={mode}: {line}")
         gpus = config.getoption("--sim-gpus", default=None) or int(config.getini("sim_gpus") or 1)
         sim.enable(alias_cuda=(mode == "cuda"), gpus=gpus if mode == "cuda" else None)
 

@@ -11,17 +11,28 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from . import _backend
-from ._naming import BACKEND, SPELLING
-from ._registry import Unsupported
+# torch is imported by the functions below, not here: `samedevice run`'s own process imports
+# this package for its command line only (samedevice.sim.cli), and importing torch there
+# doubled the CPU time of a short program's start-up.
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DEVICE_COUNT", "Unsupported", "cuda_alias", "device", "device_count", "enable", "is_enabled",
            "set_alias", "usage"]
 
-DEVICE_COUNT = _backend.DEVICE_COUNT
+
+def __getattr__(name: str) -> Any:
+    if name == "Unsupported":
+        from ._registry import Unsupported
+
+        return Unsupported
+    if name == "DEVICE_COUNT":
+        from . import _backend
+
+        return _backend.DEVICE_COUNT
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
@@ -32,13 +43,15 @@ def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
     the simulator keeps two devices (``sim:0``, ``sim:1``) unless ``gpus`` says otherwise.
     Enabling is process-wide and cannot be undone; the alias can be switched off again.
     """
+    import torch
+
+    from . import _backend, _warnings, dist
+    from ._naming import BACKEND
+
     if gpus is not None or alias_cuda:
         _backend.set_device_count(1 if gpus is None else gpus)
     _backend.register()
-    from . import _warnings, dist
-
     _warnings.install()
-
     dist.register()
     if alias_cuda:
         set_alias(True)
@@ -46,11 +59,16 @@ def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
 
 
 def is_enabled() -> bool:
+    from . import _backend
+
     return _backend.is_registered()
 
 
 def set_alias(on: bool) -> None:
     """Switch the "cuda" alias on or off for this thread (the simulator must be enabled)."""
+    from . import _backend
+    from ._naming import SPELLING
+
     if not _backend.is_registered():
         raise RuntimeError("samedevice.sim.enable() must run before the cuda alias is switched on")
     from . import _alias, _machine, dist
@@ -69,6 +87,8 @@ def set_alias(on: bool) -> None:
 @contextlib.contextmanager
 def cuda_alias(on: bool = True) -> Iterator[None]:
     """``with sim.cuda_alias(): ...`` -- the alias inside the block only."""
+    from ._naming import SPELLING
+
     before = SPELLING.alias_cuda
     set_alias(on)
     try:
@@ -79,11 +99,17 @@ def cuda_alias(on: bool = True) -> Iterator[None]:
 
 def device_count() -> int:
     """How many simulated GPUs the process has (``torch.cuda.device_count()`` under the alias)."""
+    from . import _backend
+
     return _backend.DEVICE_COUNT
 
 
 def device(index: int = 0) -> torch.device:
     """The simulated device as user code should name it (``cuda:N`` under the alias)."""
+    import torch
+
+    from ._naming import BACKEND, SPELLING
+
     return torch.device("cuda" if SPELLING.alias_cuda else BACKEND, index)
 
 

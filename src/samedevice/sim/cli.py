@@ -11,6 +11,7 @@ no all-clear: it is reported, with exit status :data:`NEVER_USED_GPU` (``--allow
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,6 +24,10 @@ from .runner import STARTUP_DIR
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # The program runs in a child process; this one never imports torch (it doubled a short
+    # program's start-up), so ask whether it is installed, for the command's one-line answer.
+    if importlib.util.find_spec("torch") is None:
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--cpu", action="store_const", const="cpu", dest="mode",
                      help='the plain-CPU reference run: "cuda" is read as "cpu"')
