@@ -168,3 +168,14 @@ def test_the_cpu_build_mode_makes_a_cuda_wheel_say_what_a_cpu_only_build_says(tm
             print(e)
     """, mode="cpu-build")
     assert _lines(result) == ["False False None", "Torch not compiled with CUDA enabled"]
+
+
+def test_accelerator_device_index_makes_a_gpu_current_in_both_runs(tmp_path):
+    body = """
+        import torch
+        with torch.accelerator.device_index(1):
+            print(torch.accelerator.current_device_index(), torch.cuda.current_device())
+        print(torch.accelerator.current_device_index())
+    """
+    for mode in ("cuda", "cpu"):
+        assert _lines(_run(tmp_path, body, mode=mode, SAMEDEVICE_GPUS="2")) == ["1 1", "0"], mode

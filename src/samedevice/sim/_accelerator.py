@@ -50,6 +50,21 @@ def _replace(name: str, replacement: Callable[..., Any]) -> None:
     setattr(acc, name, replacement)
 
 
+class DeviceIndex:
+    """``torch.accelerator.device_index(i)``: the simulated GPU ``i`` is current inside the block."""
+
+    def __init__(self, device: Any, /) -> None:
+        self.index = device
+
+    def __enter__(self) -> None:
+        self.previous = _backend.current_index()
+        if self.index is not None:
+            _backend._set_index(torch._utils._get_device_index(self.index, optional=True))
+
+    def __exit__(self, *exc: object) -> None:
+        _backend._set_index(self.previous)
+
+
 def install_simulated() -> None:
     """The simulated run: ``cuda`` for the program, ``sim`` for PyTorch (idempotent)."""
     original = torch.accelerator.current_accelerator
@@ -74,18 +89,6 @@ def install_cpu_reference() -> None:
             return _backend.current_index()
         return torch._utils._get_device_index(device, optional=True)
 
-    class device_index:
-        def __init__(self, device: Any, /) -> None:
-            self.index = device
-
-        def __enter__(self) -> None:
-            self.previous = _backend.current_index()
-            if self.index is not None:
-                _backend._set_index(index(self.index))
-
-        def __exit__(self, *exc: object) -> None:
-            _backend._set_index(self.previous)
-
     def set_index(device: Any, /) -> None:
         _backend._set_index(index(device))
 
@@ -97,7 +100,7 @@ def install_cpu_reference() -> None:
         "current_device_idx": _backend.current_index,
         "set_device_index": set_index,
         "set_device_idx": set_index,
-        "device_index": device_index,
+        "device_index": DeviceIndex,
         "current_stream": lambda device=None, /: cuda().current_stream(index(device)),
         "set_stream": lambda stream: cuda().set_stream(stream),
         "synchronize": lambda device=None, /: None,

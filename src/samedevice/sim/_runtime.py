@@ -90,19 +90,7 @@ def _patch_accelerator() -> None:
     _wrap(acc, "set_device_index", set_device_index)
     _wrap(acc, "set_device_idx", set_device_index)
 
-    class device_index:
-        def __init__(self, device: Any, /) -> None:
-            self.index = device
-
-        def __enter__(self) -> None:
-            self.previous = _backend.current_index()
-            if self.index is not None:
-                _backend._set_index(self.index)
-
-        def __exit__(self, *exc: object) -> None:
-            _backend._set_index(self.previous)
-
-    _wrap(acc, "device_index", device_index)
+    _wrap(acc, "device_index", _accelerator.DeviceIndex)
 
 
 # -- generators ----------------------------------------------------------------------------------
