@@ -27,6 +27,7 @@ import torch
 
 from . import _backend
 from ._naming import SPELLING
+from ._registry import GPU
 
 _CUDA = torch.device("cuda")
 _INTERNAL = ("torch", "samedevice")
@@ -104,7 +105,7 @@ def install_cpu_reference() -> None:
         "current_stream": lambda device=None, /: cuda().current_stream(index(device)),
         "set_stream": lambda stream: cuda().set_stream(stream),
         "synchronize": lambda device=None, /: None,
-        "get_device_capability": lambda device=None, /: {"major": 8, "minor": 0},
+        "get_device_capability": lambda device=None, /: {"major": GPU.major, "minor": GPU.minor},
         "empty_cache": lambda: None,
         "memory_allocated": lambda device_index=None, /: cuda().memory_allocated(device_index),
         "max_memory_allocated": lambda device_index=None, /: cuda().max_memory_allocated(device_index),
