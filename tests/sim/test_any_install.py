@@ -179,3 +179,62 @@ def test_accelerator_device_index_makes_a_gpu_current_in_both_runs(tmp_path):
     """
     for mode in ("cuda", "cpu"):
         assert _lines(_run(tmp_path, body, mode=mode, SAMEDEVICE_GPUS="2")) == ["1 1", "0"], mode
+
+
+def test_dynamos_current_stream_is_answered_in_the_cpu_reference_run(tmp_path):
+    # torch 2.15's compiled code and guards read the current stream through this C++ function,
+    # which asks the CUDA runtime: on a CUDA wheel without a driver, AcceleratorError. The CPU
+    # wheel has no such function; the child gives it one that fails as the CUDA wheel's does.
+    result = _run(tmp_path, """
+        import torch, torch._dynamo.utils
+        from samedevice.sim import _accelerator
+
+        def cuda_wheels(device):
+            if torch.device(device).type == "cuda":
+                raise torch.AcceleratorError("CUDA error: CUDA driver version is insufficient")
+            return "the CPU stream"
+
+        torch._C._dynamo.utils.get_current_stream = cuda_wheels
+        torch._dynamo.utils.get_current_stream = cuda_wheels   # imported before, as in a warm worker
+        _accelerator._answer_dynamo_current_stream(lambda: torch.cuda)
+        for get in (torch._C._dynamo.utils.get_current_stream, torch._dynamo.utils.get_current_stream):
+            stream = get(torch.device("cuda"))
+            print(stream == torch.cuda.current_stream(), stream.device, get(torch.device("cpu")))
+    """, mode="cpu")
+    assert _lines(result) == ["True cuda:0 the CPU stream"] * 2
+
+
+def test_the_autocast_state_for_cuda_follows_the_block_in_both_runs(tmp_path):
+    # Hugging Face models ask torch.is_autocast_enabled("cuda") inside the block; it said False,
+    # and get_autocast_dtype("cuda") said float16 under a bfloat16 block. On CUDA both follow it,
+    # and autocast("cuda") without a dtype is float16 (the CPU reference run's CPU default was
+    # bfloat16).
+    body = """
+        import torch
+        a = torch.ones(4, 4, device="cuda")
+        print(torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda"))
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            print(torch.is_autocast_enabled("cuda"), torch.is_autocast_enabled(),
+                  torch.get_autocast_dtype("cuda"), (a @ a).dtype)
+        with torch.autocast("cuda"):
+            print(torch.get_autocast_gpu_dtype(), (a @ a).dtype)
+        print(torch.is_autocast_enabled("cuda"), torch.is_autocast_enabled("cpu"))
+    """
+    for mode in ("cuda", "cpu"):
+        assert _lines(_run(tmp_path, body, mode=mode)) == [
+            "False torch.float16",
+            "True True torch.bfloat16 torch.bfloat16",
+            "torch.float16 torch.float16",
+            "False False",
+        ], mode
+
+
+def test_autocast_float32_in_the_cpu_reference_run_is_silent_as_on_cuda(tmp_path):
+    result = _run(tmp_path, """
+        import torch
+        model = torch.nn.Linear(4, 4).cuda()
+        with torch.autocast("cuda", dtype=torch.float32):
+            print(model(torch.ones(2, 4, device="cuda")).dtype)
+    """, mode="cpu")
+    assert _lines(result) == ["torch.float32"]
+    assert "autocast" not in result.stderr.lower()

@@ -92,3 +92,16 @@ def test_fsdp_on_one_simulated_rank_trains_as_the_plain_model_on_the_cpu(tmp_pat
         opt.zero_grad()
         losses.append(loss.item())
     torch.testing.assert_close(torch.load(tmp_path / "rank0.pt")["losses"], torch.tensor(losses))
+
+
+def test_the_simulated_group_is_listed_as_recording_itself_for_torch_215s_flight_recorder(monkeypatch):
+    # torch 2.15 attaches a FlightRecorder hook to every group whose backend is not in this
+    # set; the hook asks the group for its name, which a group returned whole by a backend
+    # creator does not have: init_process_group raised "ProcessGroup name not set".
+    from torch.distributed import distributed_c10d
+
+    from samedevice.sim import dist as sim_dist
+
+    monkeypatch.setattr(distributed_c10d, "_FR_SELF_RECORDING_BACKENDS", {"nccl"}, raising=False)
+    sim_dist._skip_flight_recorder()
+    assert distributed_c10d._FR_SELF_RECORDING_BACKENDS == {"nccl", sim_dist.NAME}

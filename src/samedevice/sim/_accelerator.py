@@ -79,6 +79,39 @@ def install_simulated() -> None:
     _replace("current_accelerator", current_accelerator)
 
 
+def _answer_dynamo_current_stream(cuda: Callable[[], Any]) -> None:
+    """Dynamo (2.15) reads the accelerator's current stream in compiled code and in its guards
+    through ``torch._C._dynamo.utils.get_current_stream``, a C++ function that asks the CUDA
+    runtime and bypasses every answer above: on a CUDA wheel without a driver the first call
+    of a compiled model raised AcceleratorError. Dynamo's modules import the name from the C
+    module when ``torch._dynamo`` loads (usually after this runs; in a warm worker, before)."""
+    utils = getattr(getattr(torch._C, "_dynamo", None), "utils", None)
+    original = getattr(utils, "get_current_stream", None)
+    if original is None or getattr(original, "_samedevice", False):
+        return
+
+    def get_current_stream(device: torch.device) -> torch.Stream:
+        if torch.device(device).type == "cuda":
+            return cuda().current_stream(torch.device(device).index)
+        return original(device)
+
+    get_current_stream._samedevice = True  # type: ignore[attr-defined]
+    get_current_stream.__wrapped__ = original  # type: ignore[attr-defined]
+    # Compiled code calls it, with Dynamo's frame hook on: Dynamo would trace this function and
+    # the emulated stream calls below it, and its guards call it again (a RecursionError). What
+    # `torch.compiler.disable` does, without importing torch._dynamo here: skip this frame and
+    # every frame it calls.
+    frames = torch._C._dynamo.eval_frame
+    skip = getattr(frames, "_FrameAction", None)
+    if skip is not None and hasattr(frames, "set_code_exec_strategy"):
+        frames.set_code_exec_strategy(
+            get_current_stream.__code__, frames._FrameExecStrategy(skip.SKIP, skip.SKIP))
+    utils.get_current_stream = get_current_stream
+    for name, module in list(sys.modules.items()):  # a warm worker imported torch._dynamo first
+        if name.startswith("torch._dynamo") and vars(module).get("get_current_stream") is original:
+            module.get_current_stream = get_current_stream
+
+
 def install_cpu_reference() -> None:
     """The CPU reference run: a CUDA machine with the run's GPUs, answered without a driver."""
 
@@ -117,6 +150,7 @@ def install_cpu_reference() -> None:
     }
     for name, answer in answers.items():
         _replace(name, answer)
+    _answer_dynamo_current_stream(cuda)
     memory = sys.modules.get("torch.accelerator.memory")
     if memory is not None:  # `from torch.accelerator.memory import ...` keeps its own names
         for name in list(vars(memory)):

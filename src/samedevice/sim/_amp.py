@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from . import _autocast_queries
 from ._kernel import hermetic
 from ._naming import BACKEND, SPELLING
 from ._plumbing import is_sim
@@ -186,4 +187,8 @@ def patch_autocast() -> None:
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     autocast.__init__ = __init__
+    # CUDA's default lower precision (float16) is the simulated device's too, so that
+    # `torch.get_autocast_dtype("cuda")`, answered for the simulated device, says what CUDA says.
+    torch._C.set_autocast_dtype(BACKEND, torch._C.get_autocast_dtype("cuda"))
+    _autocast_queries.install(lambda: BACKEND if SPELLING.alias_cuda else "cuda")
     _patched = True

@@ -150,13 +150,26 @@ def _patch_autocast() -> None:
     (linear/matmul/conv low precision, losses and reductions float32)."""
     from torch.amp import autocast_mode
 
+    from . import _autocast_queries
+
     original = autocast_mode.autocast.__init__
 
     @functools.wraps(original)
-    def __init__(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
-        original(self, "cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+    def __init__(self: Any, device_type: str, dtype: Any = None, enabled: bool = True,
+                 cache_enabled: Any = None) -> None:
+        if device_type == "cuda":
+            device_type = "cpu"
+            if dtype == torch.float32:
+                # CUDA accepts float32 (its lists then cast to float32: nothing changes for
+                # float32 inputs); CPU autocast warns "not supported" and disables itself.
+                # Disabled here without the warning, which CUDA never prints.
+                enabled = False
+        original(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     autocast_mode.autocast.__init__ = __init__  # type: ignore[method-assign]
+    # autocast("cuda") without a dtype is float16 on CUDA; the CPU's default is bfloat16.
+    torch._C.set_autocast_dtype("cpu", torch._C.get_autocast_dtype("cuda"))
+    _autocast_queries.install(lambda: "cpu")
 
 
 def _patch_generator() -> None:

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--diagnosis-json: no such folder: {target.parent}")
         target.unlink(missing_ok=True)  # a stale file must not pass for this run's diagnosis
         env["SAMEDEVICE_DIAGNOSIS_JSON"] = str(target)
-    with tempfile.TemporaryDirectory(prefix="samedevice-usage-") as usage_dir:
+    # A worker the program left running (spawn's join SIGTERMs the others and returns) can write
+    # its usage file while the folder is being removed: that must not end the run in a traceback.
+    with tempfile.TemporaryDirectory(prefix="samedevice-usage-", ignore_cleanup_errors=True) as usage_dir:
         env["SAMEDEVICE_USAGE_DIR"] = usage_dir
         status = subprocess.call([sys.executable, str(script), *args.args], env=env)
         used = sum(int(p.read_text() or 0) for p in Path(usage_dir).glob("usage-*"))

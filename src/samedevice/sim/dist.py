@@ -204,8 +204,26 @@ def register() -> None:
         return
     if NAME not in dist.Backend.backend_list:
         dist.Backend.register_backend(NAME, _create, devices=[BACKEND])
+    _skip_flight_recorder()
     atexit.register(_shutdown_live_groups)
     _registered = True
+
+
+def _skip_flight_recorder() -> None:
+    """Keep torch 2.15's FlightRecorder hook off the simulated group.
+
+    From 2.15 ``init_process_group`` attaches a FlightRecorder hook to every group whose
+    backend is not in ``_FR_SELF_RECORDING_BACKENDS`` and has device types. The hook keys its
+    entries on ``ProcessGroup::getGroupName()``, which throws ("ProcessGroup name not set")
+    for a group that a backend creator returns whole, as ours is. Listing the simulated
+    backend as self-recording is torch's own way to skip the hook; there is nothing for it to
+    record (the collectives run on Gloo, on CPU copies).
+    """
+    from torch.distributed import distributed_c10d
+
+    self_recording = getattr(distributed_c10d, "_FR_SELF_RECORDING_BACKENDS", None)
+    if isinstance(self_recording, set):
+        self_recording.add(NAME)
 
 
 def alias_nccl() -> None:
