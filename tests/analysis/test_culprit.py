@@ -626,3 +626,33 @@ def test_a_function_of_another_file_is_followed_and_its_parameter_back_to_the_ca
     assert (d.culprit.expr, d.culprit.kind) == ("train", "factory-without-device")
     assert d.culprit.made_at.startswith("main.py:7  train = batchify(torch.arange(100) % 10, 4)")
     assert any("returned by `batchify`" in step for step in d.culprit.chain)
+
+
+def test_a_collectives_fix_names_the_ranks_gpu_not_a_constant_argument():
+    # pytorch/examples#1030: the fix used to read "pass `device=dist.ReduceOp.SUM.device`"
+    d = run('''
+        import torch
+        import torch.distributed as dist
+
+        def all_reduce(total_sum, count):
+            total = torch.FloatTensor([total_sum, count])
+            dist.all_reduce(total, dist.ReduceOp.SUM, async_op=False)
+    ''', "dist.all_reduce", {"template": "T7", "op": "", "argument": "", "devices": ["cpu"],
+                            "message": "No backend type associated with device type cpu"})
+    assert (d.culprit.expr, d.culprit.kind, made_line(d)) == ("total", "factory-without-device", 6)
+    assert "ReduceOp" not in d.culprit.fix
+    assert "device=torch.cuda.current_device()" in d.culprit.fix
+
+
+def test_the_fix_takes_the_device_of_the_other_tensor_not_of_a_capitalised_constant():
+    d = run('''
+        import torch
+
+        SCALE = 2.0
+
+        def f(x):
+            noise = torch.randn(3)
+            return x + noise * SCALE
+    ''', "return x + noise")
+    assert d.culprit.expr == "noise"
+    assert "`device=x.device`" in d.culprit.fix

@@ -1516,7 +1516,7 @@ def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, f
         if kind == "layer-created-after-move" or kind == "modules-in-plain-list":
             role = "weight"
         culprit = Culprit(expr=expr, role=role, made_at=tracer.where(made), kind=kind, family=family,
-                          why=why, fix=fix.replace("<other>", _other(ops, node, src)), chain=tracer.chain)
+                          why=why, fix=_place(fix, _other(ops, node, src)), chain=tracer.chain)
         if wanted and role in _SIDES and role not in wanted and _SIDES[role] & wanted:
             continue  # the message puts this side on the accelerator: its CPU origin was moved later
         rank = (0 if (wanted and role in wanted) else 1, KIND_RANK.get(kind, 6))
@@ -1532,13 +1532,45 @@ def _decide(diag: Diagnosis, src: SourceFile, tree: FileIndex, stmt: ast.stmt, f
     return diag
 
 
-def _other(ops: list[tuple[str, ast.AST]], node: ast.AST, src: SourceFile) -> str:
+def _other(ops: list[tuple[str, ast.AST]], node: ast.AST, src: SourceFile) -> str | None:
+    """The operand whose device the culprit should take, as written; None when the statement
+    has no other tensor (a collective: `dist.all_reduce(total, dist.ReduceOp.SUM)`)."""
     for _, n in ops:
-        if n is not node:
+        if n is not node and not _plainly_not_a_tensor(n):
             text = _src(src, n)
             if text and len(text) <= 40:
                 return text
-    return "other"
+    return None
+
+
+def _plainly_not_a_tensor(n: ast.AST) -> bool:
+    """A literal, or a constant spelled in capitals (`dist.ReduceOp.SUM`, `MAX_LEN`)."""
+    if isinstance(n, ast.Constant):
+        return True
+    name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else ""
+    return bool(name) and name.isupper()
+
+
+# where the culprit should go when the statement has no other tensor to take the device of
+_NO_OTHER = {
+    "create it where the other operand lives: pass `device=<other>.device` to the factory "
+    "(or use `torch.zeros_like(...)`-style factories)":
+        "create it on the GPU this code runs on: pass `device=` to the factory (for a collective, "
+        "the rank's own GPU: `torch.tensor(..., device=torch.cuda.current_device())`; a legacy "
+        "constructor such as `torch.FloatTensor(...)` takes no CUDA device)",
+    "`device=<other>.device`": "`device=` the GPU this code runs on (for a collective, the rank's "
+                               "own: `device=torch.cuda.current_device()`)",
+    "`.to(<other>.device)`": "`.to()` the GPU this code runs on (for a collective, the rank's own: "
+                             "`.to(torch.cuda.current_device())`)",
+}
+
+
+def _place(fix: str, other: str | None) -> str:
+    if other is not None:
+        return fix.replace("<other>", other)
+    for template, words in _NO_OTHER.items():
+        fix = fix.replace(template, words)
+    return fix.replace("<other>", "other")
 
 
 # the two sides of a layer call: when the message says which is on the CPU, the other is not
