@@ -644,7 +644,7 @@ def test_a_collectives_fix_names_the_ranks_gpu_not_a_constant_argument():
     assert "device=torch.cuda.current_device()" in d.culprit.fix
 
 
-def test_the_fix_takes_the_device_of_the_other_tensor_not_of_a_capitalised_constant():
+def test_the_fix_still_takes_the_device_of_the_other_tensor_when_a_constant_is_in_the_statement():
     d = run('''
         import torch
 
