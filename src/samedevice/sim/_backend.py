@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import _fork, _kernel, _optable
+from . import _fork, _kernel, _optable, _sparse
 from ._naming import BACKEND, INVALID_ORDINAL, SPELLING
 
 DEVICE_COUNT = 2  # sim:0 and sim:1 by default; the CUDA machine mode sets its GPU count
@@ -176,6 +176,7 @@ def register() -> None:
         facts = _kernel.load_facts()
         lib = torch.library.Library("_", "IMPL")
         lib.fallback(_kernel.fallback, "PrivateUse1")
+        _sparse.register(lib)
         _libraries.append(lib)
         aten = torch.library.Library("aten", "IMPL")
         _libraries.append(aten)

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from . import _checks, _optable
+from . import _checks, _optable, _sparse
 from ._naming import BACKEND
 from ._plumbing import from_cpu, repoint, set_geometry, to_cpu
 from ._plumbing import is_sim as _is_sim
@@ -31,6 +31,7 @@ from ._plumbing import is_sim as _is_sim
 Tensor = torch.Tensor
 _META = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
 _CPU = torch.device("cpu")
+_STRIDED = torch.strided
 
 # Kinds of operator, by what they return.
 VIEW = 1  # returns an alias of an input (view, select, transpose, ...)
@@ -386,7 +387,11 @@ def _back(source: tuple | None, value: Any, args: tuple, kwargs: dict, index: in
         kind, ref = source
         return kwargs[ref] if kind == "kw" else args[ref]
     if isinstance(value, Tensor):
-        return from_cpu(value, index) if value.is_cpu else value
+        if not value.is_cpu:
+            return value
+        if value.layout is _STRIDED:
+            return from_cpu(value, index)
+        return _sparse.sparse_from_cpu(value, index)  # to_sparse() and friends of a dense input
     if isinstance(value, list):
         return [from_cpu(v, index) if isinstance(v, Tensor) and v.is_cpu else v for v in value]
     return value
