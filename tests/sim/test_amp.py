@@ -10,19 +10,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from samedevice.sim import _amp
+from samedevice.sim import _autocast_policy
 
 LOW = (torch.float16, torch.bfloat16)
 
 
 def test_policies_come_from_the_wheels_autocast_header():
-    policies = _amp.parse_policies(_amp.header_path().read_text())
-    assert policies["mm"] == policies["linear"] == policies["conv2d"] == _amp.LOWER
-    assert policies["scaled_dot_product_attention"] == _amp.LOWER
-    assert policies["layer_norm"] == policies["mse_loss"] == policies["pow.Tensor_Scalar"] == _amp.FP32
-    assert policies["softmax.int"] == policies["sum.dim_IntList"] == _amp.FP32_SET_OPT_DTYPE
-    assert policies["addcmul"] == policies["index_put"] == _amp.PROMOTE
-    assert policies["binary_cross_entropy"] == _amp.BANNED
+    policies = _autocast_policy.parse_policies(_autocast_policy.header_path().read_text())
+    assert policies["mm"] == policies["linear"] == policies["conv2d"] == _autocast_policy.LOWER
+    assert policies["scaled_dot_product_attention"] == _autocast_policy.LOWER
+    assert policies["layer_norm"] == policies["mse_loss"] == policies["pow.Tensor_Scalar"] == _autocast_policy.FP32
+    assert policies["softmax.int"] == policies["sum.dim_IntList"] == _autocast_policy.FP32_SET_OPT_DTYPE
+    assert policies["addcmul"] == policies["index_put"] == _autocast_policy.PROMOTE
+    assert policies["binary_cross_entropy"] == _autocast_policy.BANNED
     assert len(policies) > 100
 
 

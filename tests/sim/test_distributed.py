@@ -104,4 +104,24 @@ def test_the_simulated_group_is_listed_as_recording_itself_for_torch_215s_flight
 
     monkeypatch.setattr(distributed_c10d, "_FR_SELF_RECORDING_BACKENDS", {"nccl"}, raising=False)
     sim_dist._skip_flight_recorder()
-    assert distributed_c10d._FR_SELF_RECORDING_BACKENDS == {"nccl", sim_dist.NAME}
+    assert distributed_c10d._FR_SELF_RECORDING_BACKENDS == {"nccl", sim_dist.NAME, sim_dist.REFERENCE_NAME}
+
+
+def test_ddp_with_device_ids_runs_in_the_cpu_reference_run_as_on_the_simulated_gpus():
+    # DDP refuses device_ids for a CPU module; in `--cpu` the rank's GPU is the CPU. The
+    # reference run's "nccl" is the simulated group over CPU tensors ("refgloo"): plain Gloo
+    # left to interpreter finalization aborted a rank now and then ("terminate called without
+    # an active exception", torch 2.15)
+    import subprocess
+    import sys
+
+    program = Path(__file__).parent / "programs" / "_ddp_device_ids.py"
+    printed = {}
+    for mode, flags in (("sim", []), ("cpu", ["--cpu"])):
+        proc = subprocess.run([sys.executable, "-m", "samedevice", "run", "--gpus", "2", *flags, str(program),
+                               str(_port())], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        # DDP's logger warned "Time stats are currently only collected for CPU and CUDA devices"
+        assert "Warning" not in proc.stderr, proc.stderr[-2000:]
+        printed[mode] = sorted(proc.stdout.splitlines())
+    assert len(printed["sim"]) == 2 and printed["sim"] == printed["cpu"]

@@ -39,6 +39,13 @@ BUGS = {
     "causal_attention_mask": ("RuntimeError", "expected self and mask to be on the same device, but got mask on "
                               "cpu and self on cuda:0"),
     "generator_seeding": ("RuntimeError", "Expected a 'cuda' device type for generator but found 'cpu'"),
+    # s_addmm_out_sparse_dense_cuda's own check (SparseCUDATensorMath.cu), reached through
+    # torch.sparse.mm -> _sparse_mm -> _sparse_addmm with the zeros on mat2's device
+    "sparse_graph_conv": ("RuntimeError", "Expected all tensors to be on the same device. addmm: expected 'mat1' "
+                          "to be CUDA, but got CPU"),
+    "autocast_attention_block": ("RuntimeError", _SAME + "but got target is on cpu, different from other tensors "
+                                 "on cuda:0 (when checking argument in method wrapper_CUDA_nll_loss_forward)"),
+    "compiled_attention_autocast": ("RuntimeError", _SAME + "but found at least two devices, cuda:0 and cpu!"),
     "legacy_tensor_types": ("RuntimeError", "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) "
                             "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"),
 }

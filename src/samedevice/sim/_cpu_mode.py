@@ -13,6 +13,7 @@ simulated run: ``torch.cuda.is_available()`` is True, streams and events work, a
 from __future__ import annotations
 
 import functools
+import warnings
 import weakref
 from typing import Any
 
@@ -116,6 +117,7 @@ def enable(gpus: int | None = None) -> None:
     _machine.install(target="cpu")
     _accelerator.install_cpu_reference()
     _warnings.install()
+    _warnings.quiet_triton_note()
     _threads.follow(CpuReference)
     _patch_data_parallel()
     _patch_compile()
@@ -145,9 +147,14 @@ def _patch_compile() -> None:
 
 
 def _patch_autocast() -> None:
-    """``torch.autocast("cuda", dtype)`` casts the CPU tensors as CPU autocast does (same dtype),
-    as the simulated run casts per CUDA's lists; the lists agree for the common ops
-    (linear/matmul/conv low precision, losses and reductions float32)."""
+    """``torch.autocast("cuda", dtype)`` casts the CPU tensors as CUDA's autocast casts GPU ones.
+
+    It becomes CPU autocast (the ``AutocastCPU`` key is what the dispatcher consults for CPU
+    tensors), and the first time, that key's kernels are replaced by CUDA's policy
+    (``_autocast_policy``): CPU autocast's own lists compute softmax, layer_norm, exp and sum in
+    the lower precision where CUDA computes float32, and the reference run would compute other
+    numbers than the GPU (nanoGPT's losses differed in the fourth digit).
+    """
     from torch.amp import autocast_mode
 
     from . import _autocast_queries
@@ -159,6 +166,7 @@ def _patch_autocast() -> None:
                  cache_enabled: Any = None) -> None:
         if device_type == "cuda":
             device_type = "cpu"
+            _install_cuda_policy_on_cpu()
             if dtype == torch.float32:
                 # CUDA accepts float32 (its lists then cast to float32: nothing changes for
                 # float32 inputs); CPU autocast warns "not supported" and disables itself.
@@ -170,6 +178,39 @@ def _patch_autocast() -> None:
     # autocast("cuda") without a dtype is float16 on CUDA; the CPU's default is bfloat16.
     torch._C.set_autocast_dtype("cpu", torch._C.get_autocast_dtype("cuda"))
     _autocast_queries.install(lambda: "cpu")
+
+
+_cuda_policy_libraries: list[torch.library.Library] = []  # kept alive: dropping them unregisters
+
+
+def _install_cuda_policy_on_cpu() -> None:
+    """Every ``AutocastCPU`` kernel casts as the ``AutocastCUDA`` one would (once per process).
+
+    The reference run has no CPU autocast of its own to keep: "cpu" in the program meant "cuda".
+    """
+    if _cuda_policy_libraries:
+        return
+    from . import _autocast_policy
+
+    where = _autocast_policy.AutocastDevice(torch._C.DispatchKey.AutocastCPU, "cpu",
+                                            lambda t: t.device.type == "cpu")
+    lib = torch.library.Library("aten", "IMPL")
+    policies = _autocast_policy.cuda_policies()
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    with warnings.catch_warnings():
+        # "Overriding a previously registered kernel": the point, said once per process
+        warnings.simplefilter("ignore")
+        for name, policy in policies.items():
+            op = _autocast_policy.overload(name)
+            if op is not None:
+                lib.impl(name, _autocast_policy.kernel(op, policy, where), "AutocastCPU")
+        for qualified in torch._C._dispatch_get_all_op_names():
+            name = qualified.removeprefix("aten::")
+            if name != qualified and name not in policies and has(qualified, "AutocastCPU"):
+                # as AutocastCUDA has no kernel for it: fall through (a composite op then
+                # decomposes, and its parts are cast by their own policy)
+                lib.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
+    _cuda_policy_libraries.append(lib)
 
 
 def _patch_generator() -> None:
@@ -204,12 +245,38 @@ def _patch_distributed() -> None:
 
     if not dist.is_available():
         return
+    from . import dist as simulated_dist
+
+    simulated_dist.register()
     original = dist.init_process_group
 
     @functools.wraps(original)
     def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
         if isinstance(backend, str) and "nccl" in backend.lower():
-            backend = "gloo"
+            # the simulated run's group over CPU tensors: both runs tear Gloo down alike
+            backend = simulated_dist.REFERENCE_NAME
         return original(backend, *args, **kwargs)
 
     dist.init_process_group = init_process_group
+    _patch_ddp_device_ids()
+
+
+def _patch_ddp_device_ids() -> None:
+    """``DDP(model, device_ids=[rank])`` of a model that "cuda" put on the CPU.
+
+    PyTorch refuses device_ids for a CPU module ("device_ids and output_device arguments only
+    work with single-device/multiple-device GPU modules or CPU modules"); the program named its
+    rank's GPU, which in this run is the CPU, so they are dropped, as a CPU program passes none.
+    """
+    from torch.nn.parallel import DistributedDataParallel
+
+    original = DistributedDataParallel.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, module: Any, device_ids: Any = None, output_device: Any = None,
+                 *args: Any, **kwargs: Any) -> None:
+        if isinstance(module, torch.nn.Module) and all(p.device.type == "cpu" for p in module.parameters()):
+            device_ids = output_device = None
+        original(self, module, device_ids, output_device, *args, **kwargs)
+
+    DistributedDataParallel.__init__ = __init__  # type: ignore[method-assign]

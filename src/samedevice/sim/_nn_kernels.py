@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 import weakref
 from typing import Any
@@ -183,6 +184,30 @@ def _bool_mask_to_additive(mask: torch.Tensor | None, dtype: torch.dtype) -> tor
 _AUTOGRAD_SIM = torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradPrivateUse1)
 
 
+def _traced(t: torch.Tensor) -> bool:
+    """A tensor of ``torch.compile``'s tracing (FakeTensor, FunctionalTensor): no data."""
+    return type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter
+
+
+def _cpu_like(t: Any) -> Any:
+    """A CPU tensor with ``t``'s sizes, strides, dtype and requires_grad, for asking the CPU which
+    kernel it would pick. A real sim tensor lends its memory; a traced one has none, and gets
+    untouched memory of its size, which the operating system only reserves."""
+    if not isinstance(t, torch.Tensor) or not is_sim(t):
+        return t
+    if not _traced(t):
+        return to_cpu(t)
+    with torch.utils._python_dispatch._disable_current_modes():
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, requires_grad=t.requires_grad)
+
+
+def _real_tensors(t: torch.Tensor) -> Any:
+    """Outside the tracing modes while asking the CPU about :func:`_cpu_like` tensors."""
+    if _traced(t):
+        return torch.utils._python_dispatch._disable_current_modes()
+    return contextlib.nullcontext()
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None, enable_gqa=False):
     __tracebackhide__ = True
@@ -195,9 +220,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"{device_text(query.device)} key.device: {device_text(key.device)} and value.device: "
             f"{device_text(value.device)} instead."
         )
-    cpu = tuple(_cpu(t) for t in qkv)
-    choice = torch._fused_sdp_choice(*cpu, _cpu(attn_mask), dropout_p, is_causal, scale=scale,
-                                     enable_gqa=enable_gqa)
+    cpu = tuple(_cpu_like(t) for t in qkv)
+    cpu_mask = _cpu_like(attn_mask)
+    with _real_tensors(query):
+        choice = torch._fused_sdp_choice(*cpu, cpu_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
     mask_here = attn_mask is None or attn_mask.device == query.device
     if choice == _SDP_FLASH and is_sim(query) and mask_here:
         mask = _bool_mask_to_additive(attn_mask, query.dtype)
@@ -212,8 +238,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
     if query.dtype != key.dtype or query.dtype != value.dtype or min(t.dim() for t in qkv) < 2:
         # validate_sdpa_input's other checks: the CPU raises the same text
-        aten.scaled_dot_product_attention.default(*cpu, _cpu(attn_mask), dropout_p, is_causal,
-                                                  scale=scale, enable_gqa=enable_gqa)
+        with _real_tensors(query):
+            aten.scaled_dot_product_attention.default(*cpu, cpu_mask, dropout_p, is_causal,
+                                                      scale=scale, enable_gqa=enable_gqa)
     mask = _bool_mask_to_additive(attn_mask, query.dtype)
     return aten._scaled_dot_product_attention_math(
         query, key, value, mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)[0]

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -30,7 +29,7 @@ from typing import Any
 
 import torch
 
-from . import _accelerator, _backend, _kernel
+from . import _accelerator, _backend, _kernel, _warnings
 from ._naming import BACKEND, SPELLING
 
 
@@ -321,17 +320,6 @@ def _patch_cudnn_acceptable() -> None:
     cudnn.is_acceptable = is_acceptable
 
 
-class _NoTritonNote(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("triton not found")
-
-
-def _quiet_flop_counter() -> None:
-    log = logging.getLogger("torch.utils.flop_counter")
-    if not any(isinstance(f, _NoTritonNote) for f in log.filters):
-        log.addFilter(_NoTritonNote())
-
-
 def install() -> None:
     _accelerator.install_simulated()
     _patch_accelerator()
@@ -339,4 +327,4 @@ def install() -> None:
     _patch_compile()
     _patch_data_parallel()
     _patch_cudnn_acceptable()
-    _quiet_flop_counter()
+    _warnings.quiet_triton_note()

@@ -11,6 +11,7 @@ line, so a warning repeated from two user lines is shown once.)
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
@@ -62,3 +63,17 @@ def install() -> None:
 
     _showwarnmsg._samedevice = True  # type: ignore[attr-defined]
     warnings._showwarnmsg = _showwarnmsg  # type: ignore[attr-defined]
+
+
+class _NoTritonNote(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("triton not found")
+
+
+def quiet_triton_note() -> None:
+    """``torch.utils.flop_counter`` logs "triton not found; flop counting will not work for triton
+    kernels" on import whenever ``torch.version.cuda`` is set and Triton is missing: a CUDA
+    machine has Triton (the CUDA wheels depend on it), so neither run shows the note."""
+    log = logging.getLogger("torch.utils.flop_counter")
+    if not any(isinstance(f, _NoTritonNote) for f in log.filters):
+        log.addFilter(_NoTritonNote())

@@ -29,6 +29,8 @@ from ._naming import BACKEND
 from ._plumbing import from_cpu, is_sim, to_cpu
 
 NAME = "simgloo"
+# The CPU reference run's "nccl": the same group over plain CPU tensors (see ``register``)
+REFERENCE_NAME = "refgloo"
 
 
 def _plain(method: Any) -> Any:
@@ -57,6 +59,10 @@ def _all_sim(tensors: list[torch.Tensor]) -> bool:
     return bool(tensors) and all(is_sim(t) for t in tensors)
 
 
+def _all_cpu(tensors: list[torch.Tensor]) -> bool:
+    return bool(tensors) and all(t.device.type == "cpu" for t in tensors)
+
+
 # Groups not yet shut down, for the exit hook: a program that never calls
 # destroy_process_group (or raises before it) must not leave Gloo to interpreter finalization.
 _live_groups: weakref.WeakSet[SimProcessGroup] = weakref.WeakSet()
@@ -68,18 +74,23 @@ def _shutdown_live_groups() -> None:
 
 
 class SimProcessGroup(dist.ProcessGroup):
-    def __init__(self, store: dist.Store, rank: int, size: int, timeout: timedelta) -> None:
+    """The simulated GPUs' group (``device="sim"``), or the CPU reference run's (``"cpu"``): the
+    same Python group over CPU tensors, so that both runs tear Gloo down the same way."""
+
+    def __init__(self, store: dist.Store, rank: int, size: int, timeout: timedelta,
+                 device: str = BACKEND) -> None:
         super().__init__(rank, size)
-        self._rank, self._size = rank, size
+        self._rank, self._size, self._device = rank, size, device
+        self._ours = _all_sim if device == BACKEND else _all_cpu
         self._gloo: ProcessGroupGloo | None = ProcessGroupGloo(
             dist.PrefixStore("samedevice/gloo", store), rank, size, timeout
         )
         self._c10d: C10dGroup | None = C10dGroup(dist.PrefixStore("samedevice/c10d", store), rank, size)
-        self._c10d._register_backend(torch.device(BACKEND), C10dGroup.BackendType.GLOO, self._gloo)
+        self._c10d._register_backend(torch.device(device), C10dGroup.BackendType.GLOO, self._gloo)
         _live_groups.add(self)
 
     def getBackendName(self) -> str:
-        return NAME
+        return NAME if self._device == BACKEND else REFERENCE_NAME
 
     def shutdown(self) -> None:
         """Release Gloo now (``destroy_process_group`` calls this).
@@ -109,23 +120,27 @@ class SimProcessGroup(dist.ProcessGroup):
     def _device_types(self) -> list[torch.device]:
         # Object collectives (broadcast_object_list, used by Lightning's strategy.broadcast)
         # pick their device from here, as they pick "cuda" for an NCCL group.
-        return [torch.device(BACKEND)]
+        return [torch.device(self._device)]
 
     # Each collective: sim tensors -> CPU copies -> Gloo -> copy back; others -> c10d (raises).
+    # The reference run's CPU tensors go to Gloo as they are.
 
     def _host(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        if self._device != BACKEND:
+            return tensors
         return [to_cpu(t).clone() for t in tensors]
 
     @staticmethod
     def _copy_back(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
         for d, s in zip(dst, src, strict=True):
-            d.copy_(from_cpu(s, d.get_device()))
+            if d is not s:
+                d.copy_(from_cpu(s, d.get_device()))
 
     def _in_place(self, name: str, tensors: list[torch.Tensor], opts: Any) -> Any:
         """A collective that updates its tensors in place (all_reduce, broadcast, reduce)."""
         __tracebackhide__ = True
         c10d, gloo = self._live()
-        if not _all_sim(tensors):
+        if not self._ours(tensors):
             return getattr(c10d, name)(tensors, opts)  # raises c10d's own error for CPU
         host = self._host(tensors)
         getattr(gloo, name)(host, opts).wait()
@@ -136,7 +151,7 @@ class SimProcessGroup(dist.ProcessGroup):
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or dist.AllreduceOptions()
         integral = tensors and not any(t.is_floating_point() or t.is_complex() for t in tensors)
-        if opts.reduceOp == dist.ReduceOp.AVG and integral and _all_sim(tensors):
+        if opts.reduceOp == dist.ReduceOp.AVG and integral and self._ours(tensors):
             # NCCL averages integers (sum, then C integer division); Gloo refuses AVG on them
             as_sum = dist.AllreduceOptions()
             as_sum.reduceOp = dist.ReduceOp.SUM
@@ -164,7 +179,7 @@ class SimProcessGroup(dist.ProcessGroup):
         __tracebackhide__ = True
         opts = opts or dist.AllgatherOptions()
         c10d, gloo = self._live()
-        if not (_all_sim(inputs) and all(_all_sim(o) for o in outputs)):
+        if not (self._ours(inputs) and all(self._ours(o) for o in outputs)):
             return c10d.allgather(outputs, inputs, opts)
         host_out = [self._host(o) for o in outputs]
         gloo.allgather(host_out, self._host(inputs), opts).wait()
@@ -177,11 +192,11 @@ class SimProcessGroup(dist.ProcessGroup):
         __tracebackhide__ = True
         opts = opts or dist.AllgatherOptions()
         c10d, gloo = self._live()
-        if not _all_sim([output, input]):
+        if not self._ours([output, input]):
             return c10d._allgather_base(output, input, opts)
-        host_out = to_cpu(output).clone()
-        gloo._allgather_base(host_out, to_cpu(input).clone(), opts).wait()
-        output.copy_(from_cpu(host_out, output.get_device()))
+        host_out, host_in = self._host([output, input])
+        gloo._allgather_base(host_out, host_in, opts).wait()
+        self._copy_back([output], [host_out])
         return _done([output])
 
     @_plain
@@ -194,16 +209,24 @@ def _create(store: dist.Store, rank: int, size: int, timeout: timedelta) -> SimP
     return SimProcessGroup(store, rank, size, timeout)
 
 
+def _create_reference(store: dist.Store, rank: int, size: int, timeout: timedelta) -> SimProcessGroup:
+    return SimProcessGroup(store, rank, size, timeout, device="cpu")
+
+
 _registered = False
 
 
 def register() -> None:
-    """Make ``backend="simgloo"`` available (idempotent; called by ``sim.enable``)."""
+    """Make ``backend="simgloo"`` available (idempotent; called by ``sim.enable``), and
+    ``"refgloo"``, the reference run's: plain Gloo there left its teardown to interpreter
+    finalization, and aborted a rank now and then as it did here (see ``shutdown``)."""
     global _registered
     if _registered or not dist.is_available():
         return
     if NAME not in dist.Backend.backend_list:
         dist.Backend.register_backend(NAME, _create, devices=[BACKEND])
+    if REFERENCE_NAME not in dist.Backend.backend_list:
+        dist.Backend.register_backend(REFERENCE_NAME, _create_reference, devices=["cpu"])
     _skip_flight_recorder()
     atexit.register(_shutdown_live_groups)
     _registered = True
@@ -223,7 +246,42 @@ def _skip_flight_recorder() -> None:
 
     self_recording = getattr(distributed_c10d, "_FR_SELF_RECORDING_BACKENDS", None)
     if isinstance(self_recording, set):
-        self_recording.add(NAME)
+        self_recording.update((NAME, REFERENCE_NAME))
+
+
+class _LoggerWithoutTimer:
+    """DDP's C++ logger for a model on the simulated GPUs, without its runtime statistics.
+
+    Every few iterations the logger times forward and backward with the timer registered for
+    the parameters' device type; CPU and CUDA have one, a Python backend cannot register one
+    (it is a C++ registry), and the logger printed "Time stats are currently only collected for
+    CPU and CUDA devices", which CUDA never prints. Everything else is the logger's own."""
+
+    def __init__(self, logger: Any) -> None:
+        self._logger = logger
+
+    def set_runtime_stats_and_log(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
+
+
+def _quiet_ddp_timer() -> None:
+    from torch.nn.parallel import DistributedDataParallel
+
+    original = DistributedDataParallel.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        params = [p for p in self.module.parameters()] if isinstance(self.module, torch.nn.Module) else []
+        with torch._C.DisableTorchFunction():
+            on_sim = bool(params) and is_sim(params[0])
+        if on_sim and getattr(self, "logger", None) is not None:
+            self.logger = _LoggerWithoutTimer(self.logger)
+
+    DistributedDataParallel.__init__ = __init__  # type: ignore[method-assign]
 
 
 def alias_nccl() -> None:
@@ -231,6 +289,7 @@ def alias_nccl() -> None:
     original = dist.init_process_group
     if getattr(original, "_samedevice", False):
         return
+    _quiet_ddp_timer()
 
     def _map(backend: Any) -> Any:
         if isinstance(backend, str) and backend.lower() in ("nccl", "cuda:nccl"):
