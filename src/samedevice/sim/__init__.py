@@ -45,13 +45,14 @@ def enable(alias_cuda: bool = False, gpus: int | None = None) -> torch.device:
     """
     import torch
 
-    from . import _backend, _warnings, dist
+    from . import _backend, _ipc, _warnings, dist
     from ._naming import BACKEND
 
     if gpus is not None or alias_cuda:
         _backend.set_device_count(1 if gpus is None else gpus)
     _backend.register()
     _warnings.install()
+    _ipc.install()
     dist.register()
     if alias_cuda:
         set_alias(True)
