@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from samedevice.check.links import docs_url
-from samedevice.cli import main
 
 BUG = textwrap.dedent("""\
     import torch
@@ -24,31 +20,6 @@ BUG = textwrap.dedent("""\
         def forward(self, x):
             return x + torch.arange(x.shape[-1])
     """)
-
-
-@dataclass
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run(monkeypatch, capsys):
-    """``samedevice check ARGS`` in this process (a subprocess costs a second each)."""
-    monkeypatch.delenv("SAMEDEVICE_SITE_URL", raising=False)
-    monkeypatch.setenv("SAMEDEVICE_DOCS_URL", "https://example.test/guide/")
-
-    def go(*args: str, cwd: Path, stdin: str | None = None) -> Result:
-        monkeypatch.chdir(cwd)
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        capsys.readouterr()
-        code = main(["check", *args])
-        out, err = capsys.readouterr()
-        return Result(code, out, err)
-
-    return go
 
 
 @pytest.fixture

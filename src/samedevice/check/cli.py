@@ -1,4 +1,5 @@
-"""``samedevice check PATH...``: exit 1 when something is found, 0 when clean, 2 on bad usage."""
+"""``samedevice check PATH...``: exit 1 when something is found, 0 when clean, 2 on bad usage or
+when the checker failed on a file (``SD999``: reported, the other files still checked)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from samedevice.cli import UserError
 
 from . import config, output, runner
-from .engine import check_source
+from .engine import INTERNAL_ERROR, check_source
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,10 +54,18 @@ def run(args: argparse.Namespace) -> int:
         cfg = config.load(start, _split(args.select), _split(args.ignore))
     except config.ConfigError as e:
         raise UserError(str(e)) from None
+    if not cfg.select:
+        raise UserError("no rule is selected: the --select and ignore lists cancel out"
+                        + (f" (with {cfg.source})" if cfg.source else ""))
     t0 = time.perf_counter()
     if paths == ["-"]:
         text = sys.stdin.read()
-        findings = check_source(text, args.stdin_filename, cfg.select)
+        if args.stdin_filename.endswith(".ipynb"):
+            from .notebooks import check_notebook
+
+            findings = check_notebook(text, args.stdin_filename, cfg.select)
+        else:
+            findings = check_source(text, args.stdin_filename, cfg.select)
         nfiles, lines = 1, text.count("\n")
     else:
         try:
@@ -75,4 +84,6 @@ def run(args: argparse.Namespace) -> int:
         rate = lines / elapsed if elapsed else 0.0
         print(f"samedevice check: {nfiles} files, {lines} lines in {elapsed:.2f} s "
               f"({rate:,.0f} lines/s)", file=sys.stderr)
+    if any(f.code == INTERNAL_ERROR for f in findings):
+        return 2
     return 1 if findings else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +22,21 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
-    for folder in (start if start.is_dir() else start.parent, *start.parents):
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a link to itself: "Symlink loop"
+        start = Path(os.path.abspath(start))
+    try:
+        first = start if start.is_dir() else start.parent
+    except OSError:
+        first = start.parent
+    for folder in (first, *first.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
     return None
 
 

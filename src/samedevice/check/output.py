@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import json
+import os
+from urllib.parse import quote
 
-from .engine import SYNTAX_ERROR, Finding
+from .engine import Finding
 from .links import family_url, rule_url
 from .registry import BY_CODE, RULES
 
 FORMATS = ("text", "json", "github", "sarif")
 
 
+def _where(f: Finding) -> str:
+    return f"{f.path}:cell {f.cell}:{f.line}:{f.col}" if f.cell else f"{f.path}:{f.line}:{f.col}"
+
+
 def text(findings: list[Finding]) -> str:
     lines = []
     for f in findings:
-        link = f" ({family_url(f.family)})" if f.code != SYNTAX_ERROR else ""
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}{link}")
+        link = f" ({family_url(f.family)})" if f.family else ""
+        lines.append(f"{_where(f)}: {f.code} {f.message}{link}")
     return "\n".join(lines)
 
 
 def as_json(findings: list[Finding]) -> str:
     return json.dumps([
         {"path": f.path, "line": f.line, "column": f.col, "code": f.code, "family": f.family,
-         "message": f.message,
-         "url": rule_url(f.code) if f.code != SYNTAX_ERROR else None,
+         "message": f.message, "cell": f.cell or None,
+         "url": rule_url(f.code) if f.code in BY_CODE else None,
          "family_url": family_url(f.family) if f.family else None}
         for f in findings], indent=2)
 
@@ -37,10 +43,19 @@ def github(findings: list[Finding]) -> str:
     """GitHub Actions workflow commands: each finding becomes an annotation on the diff."""
     lines = []
     for f in findings:
-        level = "error" if f.code == SYNTAX_ERROR else "warning"
+        level = "warning" if f.code in BY_CODE else "error"
+        title = f"{f.code} (cell {f.cell})" if f.cell else f.code
         lines.append(f"::{level} file={_escape(f.path, True)},line={f.line},col={f.col},"
-                     f"title={_escape(f.code, True)}::{_escape(f.message)}")
+                     f"title={_escape(title, True)}::{_escape(f.message)}")
     return "\n".join(lines)
+
+
+def artifact_uri(path: str) -> str:
+    """A path as SARIF's ``artifactLocation.uri``: an RFC 3986 URI reference, so spaces, ``#``,
+    ``%`` and ``<stdin>`` are percent-encoded; an absolute path is a ``file://`` URI."""
+    if os.path.isabs(path):
+        return "file://" + quote(path.replace(os.sep, "/"), safe="/")
+    return quote(path.replace(os.sep, "/"), safe="/")
 
 
 def sarif(findings: list[Finding]) -> str:
@@ -50,11 +65,13 @@ def sarif(findings: list[Finding]) -> str:
     index = {r.code: i for i, r in enumerate(RULES)}
     results = []
     for f in findings:
-        res = {"ruleId": f.code, "level": "error" if f.code == SYNTAX_ERROR else "warning",
+        res = {"ruleId": f.code, "level": "warning" if f.code in BY_CODE else "error",
                "message": {"text": f.message},
                "locations": [{"physicalLocation": {
-                   "artifactLocation": {"uri": f.path},
+                   "artifactLocation": {"uri": artifact_uri(f.path)},
                    "region": {"startLine": f.line, "startColumn": f.col}}}]}
+        if f.cell:
+            res["properties"] = {"cell": f.cell}
         if f.code in index:
             res["ruleIndex"] = index[f.code]
         results.append(res)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
+import stat
 import sys
+import tokenize
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -26,33 +29,64 @@ def _excluded(path: Path, patterns: list[str]) -> bool:
                or fnmatch.fnmatch(s, f"*/{p}/*") for p in patterns)
 
 
+def _regular(path: Path) -> bool:
+    """A regular file (following links): a FIFO or device named ``x.py`` would block the read,
+    a link to itself or to nowhere cannot be read."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, RuntimeError):
+        return False
+
+
 def collect(paths: Iterable[str], exclude: list[str]) -> list[Path]:
-    """Python files under the given files and folders, in a stable order."""
+    """Python files under the given files and folders, in a stable order, each once."""
     files: list[Path] = []
+    seen: set[str] = set()
+
+    def add(f: Path) -> None:
+        key = os.path.normcase(os.path.abspath(f))
+        if key not in seen:
+            seen.add(key)
+            files.append(f)
+
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
-            files.append(p)  # named explicitly: checked even if excluded or not *.py
-        elif p.is_dir():
+        if p.is_dir():
             for folder, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
                                  and not _excluded(Path(folder) / d, exclude))
                 for n in sorted(names):
                     f = Path(folder) / n
-                    if n.endswith((".py", ".pyi")) and not _excluded(f, exclude):
-                        files.append(f)
+                    if n.endswith((".py", ".pyi")) and not _excluded(f, exclude) and _regular(f):
+                        add(f)
+        elif _regular(p):
+            add(p)  # named explicitly: checked even if excluded or not *.py
+        elif os.path.lexists(p):
+            raise PathError(f"{raw}: not a regular file or folder")
         else:
             raise PathError(f"{raw}: no such file or directory")
     return files
 
 
+def decode(data: bytes) -> str:
+    """Source bytes as Python reads them: a UTF-8 BOM or a PEP 263 ``coding:`` line is honoured."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)  # SyntaxError if bogus
+    return data.decode(encoding)
+
+
 def check_file(path: Path, select: frozenset[str] | None = None) -> tuple[list[Finding], int]:
-    """Findings and line count of one file; an unreadable file is one SD000 finding."""
+    """Findings and line count of one file; an unreadable file is one SD000 finding, a rule that
+    fails on it one SD999 finding (the other files' findings are kept)."""
     try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = decode(path.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as e:
         return [Finding(str(path), 1, 1, SYNTAX_ERROR, f"cannot read: {e}")], 0
-    return check_source(text, str(path), set(select) if select is not None else None), text.count("\n")
+    sel = set(select) if select is not None else None
+    if path.suffix == ".ipynb":
+        from .notebooks import check_notebook
+
+        return check_notebook(text, str(path), sel), text.count("\n")
+    return check_source(text, str(path), sel), text.count("\n")
 
 
 def _check_many(args: tuple[list[str], frozenset[str] | None]) -> tuple[list[Finding], int]:

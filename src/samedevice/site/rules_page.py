@@ -28,11 +28,16 @@ def rules_page(data: SiteData) -> str:
         "the input: `torch.arange(...)` (…/families/f4/)",
         "```",
         "",
-        "It exits with 1 when it finds something, 0 when the code is clean and 2 on bad usage. "
+        "It exits with 1 when it finds something, 0 when the code is clean and 2 on bad usage "
+        "or when the checker itself failed on a file (`SD999`, one line; the other files are "
+        "still checked). A file that does not parse is one `SD000` line. Files are read as "
+        "Python reads them (a UTF-8 BOM, a `coding:` line); notebooks (`.ipynb`) are checked "
+        "as the script their code cells make, each finding placed in its cell "
+        "(`nb.ipynb:cell 3:2:5`), with IPython's `%` and `!` lines left out. "
         "`--format json|github|sarif` prints for tools and CI (`github` annotates the pull request), "
         "`--select SD2,SD401` and `--ignore SD1001` choose rules, `# noqa: SD201` (or a bare "
-        "`# noqa`) on a line silences it, and the nearest `pyproject.toml` can hold the same "
-        "choices:",
+        "`# noqa`; `# noqa:` naming no code silences nothing) on a line silences it, and the "
+        "nearest `pyproject.toml` can hold the same choices:",
         "",
         "```toml",
         "[tool.samedevice]",
