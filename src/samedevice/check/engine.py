@@ -44,8 +44,9 @@ _CHECKS = (
     _order.check_generators,
     _order.check_load_map_location,
 )
-# `# noqa` alone silences every code on its line; `# noqa: SD201, SD4` the codes named. A colon
-# with no code after it names nothing (Ruff ignores such a directive): it silences nothing.
+# A bare noqa comment silences every code on its line; "noqa" with a colon and codes (SD201, SD4)
+# the codes named. A colon with no code after it names nothing (Ruff ignores such a directive):
+# it silences nothing.
 _NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+\d+(?:[,\s]+[A-Z]+\d+)*)?)?", re.I)
 
 
