@@ -50,11 +50,21 @@ def missing_dependency(e: ModuleNotFoundError) -> str | None:
     return f"needs {what}, which is not installed in this environment ({sys.executable}): {how}"
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("samedevice")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(
         prog="samedevice", description="The field guide to PyTorch device errors."
     )
+    parser.add_argument("--version", action="version", version=f"samedevice {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
     if chosen not in (None, "explain"):  # explain never imports torch; its start-up stays lean

@@ -17,17 +17,24 @@ from .engine import INTERNAL_ERROR, check_source
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="files and folders to check (default: .); - reads one file from stdin")
-    p.add_argument("--format", choices=output.FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--output-format", "--format", dest="format", choices=output.FORMATS, default="text",
+                   help="output format (default: text)")
     p.add_argument("--select", action="append", metavar="CODES",
                    help="only these rules: codes or prefixes, comma-separated (SD201,SD4); "
                         "overrides [tool.samedevice] select")
+    p.add_argument("--extend-select", action="append", metavar="CODES",
+                   help="these rules too, on top of the selection")
     p.add_argument("--ignore", action="append", metavar="CODES",
                    help="skip these rules: codes or prefixes, comma-separated")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when something is found (2 still means an error)")
     p.add_argument("--stdin-filename", metavar="NAME", default="<stdin>",
                    help="the path to report for code read from stdin")
     p.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument("--statistics", action="store_true",
-                   help="print files, lines and lines per second to stderr")
+                   help="print how many findings each rule has instead of the findings, and files, "
+                        "lines and lines per second to stderr")
+    p.add_argument("--explain", metavar="CODE", help="print what a rule finds, why, and what to write instead")
     p.add_argument("--list-rules", action="store_true", help="print every rule and exit")
 
 
@@ -37,12 +44,34 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [v.strip() for raw in values for v in raw.split(",") if v.strip()]
 
 
+def _explain(code: str) -> str:
+    from .links import rule_url
+    from .registry import BY_CODE
+
+    rule = BY_CODE.get(code.strip().upper())
+    if rule is None:
+        raise UserError(f"--explain {code}: no such rule (samedevice check --list-rules lists them)")
+    parts = [f"{rule.code} {rule.name} ({rule.family})", "", f"What it does: {rule.summary}.", "",
+             f"Why is this bad: {rule.why}", "", "Example:", "", _indent(rule.example), "",
+             "Use instead:", "", _indent(rule.instead)]
+    if rule.limits:
+        parts += ["", f"Limits: {rule.limits}"]
+    return "\n".join([*parts, "", rule_url(rule.code)])
+
+
+def _indent(code: str) -> str:
+    return "\n".join("    " + line if line else line for line in code.rstrip().splitlines())
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         from .registry import RULES
 
         for r in RULES:
             print(f"{r.code:7} {r.family:4} {r.name}: {r.summary}")
+        return 0
+    if args.explain:
+        print(_explain(args.explain))
         return 0
     paths = args.paths or ["."]
     if "-" in paths and len(paths) > 1:
@@ -51,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--jobs must be at least 1")
     start = Path.cwd() if paths == ["-"] else Path(paths[0])
     try:
-        cfg = config.load(start, _split(args.select), _split(args.ignore))
+        cfg = config.load(start, _split(args.select), _split(args.ignore), _split(args.extend_select))
     except config.ConfigError as e:
         raise UserError(str(e)) from None
     if not cfg.select:
@@ -69,13 +98,14 @@ def run(args: argparse.Namespace) -> int:
         nfiles, lines = 1, text.count("\n")
     else:
         try:
-            files = runner.collect(paths, cfg.exclude)
+            files = runner.collect(paths, cfg.exclude, cfg.source.parent if cfg.source else None)
         except runner.PathError as e:
             raise UserError(str(e)) from None
         findings, lines = runner.check_files(files, cfg.select, args.jobs, runner.progress_printer())
         nfiles = len(files)
+    findings = cfg.apply_per_file_ignores(findings)
     elapsed = time.perf_counter() - t0
-    rendered = output.render(findings, args.format)
+    rendered = output.statistics(findings) if args.statistics else output.render(findings, args.format)
     if rendered:
         print(rendered)
     if (args.format == "text" and sys.stderr.isatty()) or args.statistics:
@@ -86,4 +116,4 @@ def run(args: argparse.Namespace) -> int:
               f"({rate:,.0f} lines/s)", file=sys.stderr)
     if any(f.code == INTERNAL_ERROR for f in findings):
         return 2
-    return 1 if findings else 0
+    return 1 if findings and not args.exit_zero else 0

@@ -85,6 +85,19 @@ def render(findings: list[Finding], fmt: str) -> str:
     return {"text": text, "json": as_json, "github": github, "sarif": sarif}[fmt](findings)
 
 
+def statistics(findings: list[Finding]) -> str:
+    """Ruff's ``--statistics``: one line per rule, the most frequent first."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    width = len(str(max(counts.values()))) if counts else 1
+    rows = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        name = BY_CODE[code].name if code in BY_CODE else ("syntax-error" if code == "SD000" else "internal-error")
+        rows.append(f"{n:>{width}}\t{code}\t{name}")
+    return "\n".join(rows)
+
+
 def summary(findings: list[Finding], files: int) -> str:
     n = len(findings)
     if not n:

@@ -23,10 +23,18 @@ class PathError(ValueError):
     """A path on the command line that does not exist."""
 
 
-def _excluded(path: Path, patterns: list[str]) -> bool:
+def _excluded(path: Path, patterns: list[str], root: Path | None = None) -> bool:
+    """``path`` matches a pattern relative to ``root`` (the pyproject's folder) or by name."""
+    if not patterns:
+        return False
     s = path.as_posix()
-    return any(fnmatch.fnmatch(s, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(s, f"*/{p}")
-               or fnmatch.fnmatch(s, f"*/{p}/*") for p in patterns)
+    if root is not None:
+        try:
+            s = Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            pass
+    return any(fnmatch.fnmatch(s, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(s, f"{p}/*")
+               for p in patterns)
 
 
 def _regular(path: Path) -> bool:
@@ -38,7 +46,7 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def collect(paths: Iterable[str], exclude: list[str]) -> list[Path]:
+def collect(paths: Iterable[str], exclude: list[str], root: Path | None = None) -> list[Path]:
     """Python files under the given files and folders, in a stable order, each once."""
     files: list[Path] = []
     seen: set[str] = set()
@@ -54,10 +62,10 @@ def collect(paths: Iterable[str], exclude: list[str]) -> list[Path]:
         if p.is_dir():
             for folder, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
-                                 and not _excluded(Path(folder) / d, exclude))
+                                 and not _excluded(Path(folder) / d, exclude, root))
                 for n in sorted(names):
                     f = Path(folder) / n
-                    if n.endswith((".py", ".pyi")) and not _excluded(f, exclude) and _regular(f):
+                    if n.endswith((".py", ".pyi")) and not _excluded(f, exclude, root) and _regular(f):
                         add(f)
         elif _regular(p):
             add(p)  # named explicitly: checked even if excluded or not *.py

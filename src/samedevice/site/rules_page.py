@@ -34,8 +34,10 @@ def rules_page(data: SiteData) -> str:
         "Python reads them (a UTF-8 BOM, a `coding:` line); notebooks (`.ipynb`) are checked "
         "as the script their code cells make, each finding placed in its cell "
         "(`nb.ipynb:cell 3:2:5`), with IPython's `%` and `!` lines left out. "
-        "`--format json|github|sarif` prints for tools and CI (`github` annotates the pull request), "
-        "`--select SD2,SD401` and `--ignore SD1001` choose rules, `# noqa: SD201` (or a bare "
+        "`--output-format json|github|sarif` (or `--format`) prints for tools and CI (`github` "
+        "annotates the pull request), `--statistics` counts findings per rule, `--explain SD401` "
+        "prints a rule's page, `--exit-zero` reports without failing, "
+        "`--select SD2,SD401`, `--extend-select` and `--ignore SD1001` choose rules, `# noqa: SD201` (or a bare "
         "`# noqa`; `# noqa:` naming no code silences nothing) on a line silences it, and the "
         "nearest `pyproject.toml` can hold the same choices:",
         "",
@@ -43,7 +45,8 @@ def rules_page(data: SiteData) -> str:
         "[tool.samedevice]",
         'select = ["ALL"]         # every rule (the default); or codes and prefixes: "SD2"',
         'ignore = ["SD1001"]',
-        'exclude = ["tests/fixtures/*"]',
+        'exclude = ["tests/fixtures/*"]   # relative to this pyproject.toml, or a file name',
+        'per-file-ignores = { "tests/*" = ["SD4"] }',
         "```",
         "",
         "As a [pre-commit](https://pre-commit.com/) hook, in your `.pre-commit-config.yaml`. "
