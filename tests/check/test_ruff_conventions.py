@@ -69,3 +69,15 @@ def test_per_file_ignores_and_exclude_are_relative_to_their_pyproject(tmp_path, 
         f'per-file-ignores = {{"tests/*" = ["{FACTORY}"]}}\n')
     r = run("proj", cwd=tmp_path)  # run from above the project: patterns still mean proj/...
     assert sorted(line.split(":")[0] for line in r.stdout.splitlines()) == ["proj/src/gen/out.py", "proj/src/m.py"]
+
+
+def test_each_path_is_checked_under_its_own_pyproject(tmp_path, run):
+    # config came from the first path only: b's ignore was never read
+    for pkg, table in (("a", ""), ("b", f'[tool.samedevice]\nignore = ["{FACTORY}"]\n')):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "pyproject.toml").write_text(table)
+        (tmp_path / pkg / "m.py").write_text(BUG)
+    r = run("a", "b", cwd=tmp_path)
+    assert [line.split(":")[0] for line in r.stdout.splitlines()] == ["a/m.py"]
+    r = run("b", "a", cwd=tmp_path)
+    assert [line.split(":")[0] for line in r.stdout.splitlines()] == ["a/m.py"]

@@ -4,6 +4,7 @@ when the checker failed on a file (``SD999``: reported, the other files still ch
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -63,6 +64,25 @@ def _indent(code: str) -> str:
     return "\n".join("    " + line if line else line for line in code.rstrip().splitlines())
 
 
+def _config(start: Path, lists: tuple) -> config.Config:
+    try:
+        cfg = config.load(start, *lists)
+    except config.ConfigError as e:
+        raise UserError(str(e)) from None
+    if not cfg.select:
+        raise UserError("no rule is selected: the --select and ignore lists cancel out"
+                        + (f" (with {cfg.source})" if cfg.source else ""))
+    return cfg
+
+
+def _first_time(path: Path, seen: set[str]) -> bool:
+    key = os.path.normcase(os.path.abspath(path))
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         from .registry import RULES
@@ -78,16 +98,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("- (stdin) cannot be combined with other paths")
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")
-    start = Path.cwd() if paths == ["-"] else Path(paths[0])
-    try:
-        cfg = config.load(start, _split(args.select), _split(args.ignore), _split(args.extend_select))
-    except config.ConfigError as e:
-        raise UserError(str(e)) from None
-    if not cfg.select:
-        raise UserError("no rule is selected: the --select and ignore lists cancel out"
-                        + (f" (with {cfg.source})" if cfg.source else ""))
+    lists = (_split(args.select), _split(args.ignore), _split(args.extend_select))
     t0 = time.perf_counter()
     if paths == ["-"]:
+        cfg = _config(Path.cwd(), lists)
         text = sys.stdin.read()
         if args.stdin_filename.endswith(".ipynb"):
             from .notebooks import check_notebook
@@ -95,15 +109,26 @@ def run(args: argparse.Namespace) -> int:
             findings = check_notebook(text, args.stdin_filename, cfg.select)
         else:
             findings = check_source(text, args.stdin_filename, cfg.select)
+        findings = cfg.apply_per_file_ignores(findings)
         nfiles, lines = 1, text.count("\n")
     else:
-        try:
-            files = runner.collect(paths, cfg.exclude, cfg.source.parent if cfg.source else None)
-        except runner.PathError as e:
-            raise UserError(str(e)) from None
-        findings, lines = runner.check_files(files, cfg.select, args.jobs, runner.progress_printer())
-        nfiles = len(files)
-    findings = cfg.apply_per_file_ignores(findings)
+        # each path under the pyproject.toml nearest to it (a monorepo's packages keep theirs)
+        groups: dict[Path | None, tuple[config.Config, list[str]]] = {}
+        for raw in paths:
+            cfg = _config(Path(raw), lists)
+            groups.setdefault(cfg.source, (cfg, []))[1].append(raw)
+        findings, lines, nfiles, seen = [], 0, 0, set()
+        for cfg, group in groups.values():
+            try:
+                files = runner.collect(group, cfg.exclude, cfg.source.parent if cfg.source else None)
+            except runner.PathError as e:
+                raise UserError(str(e)) from None
+            files = [f for f in files if _first_time(f, seen)]
+            found, n = runner.check_files(files, cfg.select, args.jobs, runner.progress_printer())
+            findings += cfg.apply_per_file_ignores(found)
+            lines += n
+            nfiles += len(files)
+        findings.sort()
     elapsed = time.perf_counter() - t0
     rendered = output.statistics(findings) if args.statistics else output.render(findings, args.format)
     if rendered:
