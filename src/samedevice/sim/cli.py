@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from samedevice.cli import UserError
 
+from . import _child
 from .runner import STARTUP_DIR
 
 
@@ -60,6 +60,15 @@ def _gpu_count(text: str) -> int:
     return n
 
 
+def _usage(path: Path) -> int:
+    """The count a process wrote (1 at first use, the total at exit); unreadable or junk: the
+    file exists, so the process used the GPU."""
+    try:
+        return int(path.read_text().strip() or 1)
+    except (OSError, ValueError):
+        return 1
+
+
 def run(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
@@ -81,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     # its usage file while the folder is being removed: that must not end the run in a traceback.
     with tempfile.TemporaryDirectory(prefix="samedevice-usage-", ignore_cleanup_errors=True) as usage_dir:
         env["SAMEDEVICE_USAGE_DIR"] = usage_dir
-        status = subprocess.call([sys.executable, str(script), *args.args], env=env)
-        used = sum(int(p.read_text() or 0) for p in Path(usage_dir).glob("usage-*"))
+        status = _child.run([sys.executable, str(script), *args.args], env)
+        used = sum(_usage(p) for p in Path(usage_dir).glob("usage-*"))
     if status == 0 and args.mode != "cpu" and used == 0 and not args.allow_cpu:
         print(f"samedevice: {script} never put a tensor on the simulated GPU: it ran entirely on the CPU, "
               "so it proves nothing about device placement (--allow-cpu accepts this)", file=sys.stderr)

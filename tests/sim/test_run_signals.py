@@ -1,0 +1,76 @@
+"""``samedevice run`` and signals (issue 29): the program gets them and cleans up, ``run`` waits
+for it, a death by signal N is 128+N, and no process outlives ``run``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+
+WAITS_FOR_SIGNAL = """\
+import os, sys, time, pathlib
+marker = pathlib.Path(sys.argv[1])
+marker.write_text(f"started {os.getpid()}")
+try:
+    while True:
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    marker.write_text("cleaned up")
+    sys.exit(3)
+"""
+
+
+def _start(tmp_path: Path, source: str, *extra: str) -> tuple[subprocess.Popen, Path]:
+    program, marker = tmp_path / "prog.py", tmp_path / "marker"
+    program.write_text(source)
+    # a session of its own: the test's signal reaches `run` alone, as `kill PID` would
+    proc = subprocess.Popen([sys.executable, "-m", "samedevice", "run", "--allow-cpu", *extra, str(program),
+                             str(marker)], start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (marker.exists() and marker.read_text().startswith("started")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the program never started"
+        time.sleep(0.05)
+    return proc, marker
+
+
+def test_sigint_to_run_reaches_the_programs_keyboardinterrupt_cleanup(tmp_path):
+    proc, marker = _start(tmp_path, WAITS_FOR_SIGNAL)
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, marker.read_text()) == (3, "cleaned up"), err  # it was SIGKILLed
+
+
+def test_sigterm_to_run_ends_the_program_and_reports_128_plus_n(tmp_path):
+    proc, marker = _start(tmp_path, WAITS_FOR_SIGNAL)
+    child = int(marker.read_text().split()[1])
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    with pytest.raises(ProcessLookupError):  # it was left running as an orphan
+        os.kill(child, 0)
+
+
+def test_a_program_killed_by_a_signal_exits_128_plus_n(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-m", "samedevice", "run", "--allow-cpu", str(program)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 128 + signal.SIGKILL  # it was 256 - 9
+
+
+def test_junk_in_a_usage_file_counts_as_use_and_is_no_traceback(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text("import os\nopen(os.path.join(os.environ['SAMEDEVICE_USAGE_DIR'], 'usage-1'), 'w')"
+                       ".write('junk')\n")
+    proc = subprocess.run([sys.executable, "-m", "samedevice", "run", str(program)],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")  # ValueError: invalid literal for int()
