@@ -45,7 +45,7 @@ def _start(tmp_path: Path, source: str, *extra: str) -> tuple[subprocess.Popen, 
 def test_sigint_to_run_reaches_the_programs_keyboardinterrupt_cleanup(tmp_path):
     proc, marker = _start(tmp_path, WAITS_FOR_SIGNAL)
     os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert (proc.returncode, marker.read_text()) == (3, "cleaned up"), err  # it was SIGKILLed
 
 
