@@ -59,8 +59,37 @@ def _version() -> str:
         return "(not installed)"
 
 
+def _tolerant_streams() -> None:
+    """Output any encoding can carry: a redirected stdout on Windows is cp1252, a C locale is
+    ASCII, and `≤` or a path with `é` crashed the command with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there still is one (a closed stderr must not change the status)."""
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+def _drop_stdout() -> None:
+    """After a reader went away: further output goes nowhere, not into a second BrokenPipeError
+    at interpreter exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _tolerant_streams()
     parser = argparse.ArgumentParser(
         prog="samedevice", description="The field guide to PyTorch device errors."
     )
@@ -102,10 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"samedevice {args.command}: {line}", file=sys.stderr)
         return 2
     except UserError as e:
-        print(f"samedevice {args.command}: {e}", file=sys.stderr)
+        _say(f"samedevice {args.command}: {e}")
         return 2
     except KeyboardInterrupt:
-        print(f"samedevice {args.command}: interrupted", file=sys.stderr)
+        _say(f"samedevice {args.command}: interrupted")
         return 130
     except BrokenPipeError:
+        _drop_stdout()
         return 0

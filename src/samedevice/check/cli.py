@@ -132,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     rendered = output.statistics(findings) if args.statistics else output.render(findings, args.format)
     if rendered:
-        print(rendered)
+        try:
+            print(rendered, flush=True)
+        except BrokenPipeError:  # the reader left (`| head`): the findings still set the status
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
     if (args.format == "text" and sys.stderr.isatty()) or args.statistics:
         print(output.summary(findings, nfiles), file=sys.stderr)
     if args.statistics:

@@ -23,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--fixed", action="store_const", const="fixed", dest="which",
                        help="the program with the fix")
     parser.add_argument("-o", "--output", metavar="FILE",
-                        help="write the program to FILE instead of printing it")
+                        help="write the program to FILE instead of printing it (a new file: an "
+                             "existing one, or a link, only with --force)")
+    parser.add_argument("--force", action="store_true", help="with -o: replace an existing FILE")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.is_dir():
         raise UserError(f"{out} is a directory; give a file name such as {out / source.name}")
+    if (out.exists() or out.is_symlink()) and not args.force:
+        raise UserError(f"{out} exists; --force replaces it")
     try:
+        if out.is_symlink():
+            out.unlink()  # replace the link itself, never the file it points to
         out.write_text(text, encoding="utf-8")
     except OSError as e:
         raise UserError(f"cannot write {out}: {e.strerror or e}") from None
