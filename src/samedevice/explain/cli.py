@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -62,12 +63,28 @@ def run(args: argparse.Namespace) -> int:
         for page in result["pages"]:
             page["href"] = url(page["url"])
         # JSON escapes what the console cannot show (\uXXXX) and stays valid JSON
-        _write(json.dumps(result, indent=2, ensure_ascii=not _utf(sys.stdout)) + "\n")
+        _write(_escape_controls(json.dumps(result, indent=2, ensure_ascii=not _utf(sys.stdout)), json_text=True)
+               + "\n")
     else:
         from samedevice.explain.report import render
 
-        _write(render(result, url))
+        _write(_escape_controls(render(result, url)))
     return 0 if (result["template"] or result["cases"]) else 1
+
+
+# What a paste may carry that a terminal would act on instead of showing: C0 controls but tab
+# and newline (ESC starts colour, cursor and title sequences), DEL, C1 controls, and the bidi
+# embeddings, overrides and isolates (U+202E reverses the text after it, disguising a line).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_controls(text: str, json_text: bool = False) -> str:
+    """Show them as ``\x1b`` / ``\u202e`` (in JSON as ``\u001b``, which stays valid JSON)."""
+    def shown(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"\\u{c:04x}" if json_text or c > 0xFF else f"\\x{c:02x}"
+
+    return _CONTROLS.sub(shown, text)
 
 
 def _utf(stream) -> bool:
