@@ -25,10 +25,9 @@ def cache_file(root: str | None = None) -> str:
     """The cache of this install reading the cases at ``root``: one file per (package, cases)
     pair, so two installs (a venv and a checkout, two projects' venvs) keep theirs instead of
     evicting each other's on every run."""
-    env = os.environ.get("SAMEDEVICE_CACHE_DIR")
-    if not env:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        env = os.path.join(base, "samedevice")
+    from samedevice._atomic import cache_dir
+
+    env = cache_dir()
     import zlib  # built into the interpreter: no import cost on the fast path
 
     install = zlib.crc32(f"{PACKAGE}|{root}".encode("utf-8", "surrogateescape"))
@@ -111,18 +110,9 @@ def knowledge() -> dict:
         pass
     from pathlib import Path
 
+    from samedevice._atomic import write_text
     from samedevice.explain.knowledge import build
 
     kb = build(Path(root) if root else None)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"key": key, "kb": kb}, f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError:
-        try:  # a full disk or a vanished folder: leave nothing half-written behind
-            os.remove(tmp)
-        except OSError:
-            pass
+    write_text(path, json.dumps({"key": key, "kb": kb}, separators=(",", ":")))
     return kb

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +51,9 @@ def _yaml_path() -> Path:
 def _cache_file(yaml_path: Path) -> Path:
     stat = yaml_path.stat()
     key = hashlib.sha1(f"{yaml_path}:{stat.st_size}:{stat.st_mtime_ns}:v3".encode()).hexdigest()[:16]
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "samedevice" / f"optable-{key}.json"
+    from samedevice._atomic import cache_dir
+
+    return Path(cache_dir()) / f"optable-{key}.json"
 
 
 def _wrapper_suffix(name: str, overload: str, structured: bool, is_out: bool) -> str:
@@ -136,11 +136,8 @@ def load() -> dict[str, OpFacts]:
     except (OSError, ValueError, TypeError):
         pass
     facts = parse_native_functions(path.read_text())
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({k: [v.check, v.has_cuda_kernel, v.wrapper] for k, v in facts.items()}))
-        tmp.replace(cache)
-    except OSError:
-        pass  # a read-only home still works, only slower
+    from samedevice._atomic import write_text
+
+    # a read-only cache folder still works, only slower
+    write_text(str(cache), json.dumps({k: [v.check, v.has_cuda_kernel, v.wrapper] for k, v in facts.items()}))
     return facts
