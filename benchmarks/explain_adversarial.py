@@ -37,6 +37,9 @@ def inputs(scale: int = 1) -> dict[str, str]:
         # the catalogue's catch-all (t13-generic-same-device) reads up to three words between
         # "expected" and "same device": long words that never reach "on the" must not backtrack
         "expected + long words": ("expected " + "a" * 1500 + " " + "b" * 1500 + " same device ") * 40 * scale,
+        # issue 29's reproduction: lines of one long word after "same device" (80 KB took 28 s,
+        # the forms beginning with a group ran their regex on every window)
+        "same device + long word lines": ("same device " + "a" * 1988 + "\n") * 40 * scale,
         "tensor for argument repeated": "Tensor for argument #1 'self' is on CPU, " * 5000 * scale,
         "frame headers without end": 'File "a.py' * 20000 * scale,
         "long paths": ('  File "/x/' + "a/" * 900 + '.py", line 1, in f\n') * 100 * scale,

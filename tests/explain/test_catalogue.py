@@ -113,6 +113,19 @@ def test_a_top_level_alternation_has_no_needles():
     from samedevice.explain.catalogue import needles
 
     assert needles("the nvidia driver is too old|cuda driver version is insufficient") == []
-    assert needles(r"no cuda gpus (?:are|were) available") == ["cuda", "gpus"]  # inside a group: fine
-    assert needles(r"abc\|def") == ["abc"]  # an escaped pipe is a character
-    assert needles("abc [|] def") == ["abc"]  # so is one in a class
+    assert needles(r"no cuda gpus (?:are|were) available") == ["cuda", "gpus", "available"]  # inside a group: fine
+    assert needles(r"abc\|def") == ["abc", "def"]  # an escaped pipe is a character
+    assert needles("abc [|] def") == ["abc", "def"]  # so is one in a class
+
+
+def test_needles_come_from_all_literal_text_not_only_the_prefix():
+    # a form beginning with a group had none, and its regex ran on every window of a paste
+    # (80 KB of `same device aaaa...` took 28 s)
+    from samedevice.explain.catalogue import needles
+
+    assert needles(r"(?P<wrapper>\w{1,60}) is not compiled with (?:gpu|cuda) support") == \
+        ["not", "compiled", "with", "support"]
+    assert needles(r"at index \d+ - expected (?:device|type)? x{0,200}? but got") == ["index", "expected", "but", "got"]
+    assert needles(r"abc?def") == ["def"]  # `c?` is optional: "ab" then "def"
+    starting_with_a_group = [f for f in FORMS if f["regex"].startswith("(?P<")]
+    assert starting_with_a_group and all(f["needles"] for f in starting_with_a_group)
