@@ -186,13 +186,18 @@ def _readme_example_commands() -> list[str]:
 def test_readmes_example_commands_run_as_written_from_the_wheel(installed):
     commands = _readme_example_commands()
     assert [c.split()[1] for c in commands] == ["explain", "snippet", "run"]
-    (installed["cwd"] / "error.txt").write_text(
+    # a folder of its own, as a new user starts: `snippet -o broken.py` refuses to replace the
+    # broken.py another test of this install wrote
+    cwd = installed["cwd"] / "readme-example"
+    cwd.mkdir(exist_ok=True)
+    (cwd / "broken.py").unlink(missing_ok=True)
+    (cwd / "error.txt").write_text(
         "RuntimeError: Expected all tensors to be on the same device, but found at least two "
         "devices, cuda:0 and cpu!\n", encoding="utf-8")
     env = {**installed["env"],
            "PATH": f"{Path(installed['exe']).parent}{os.pathsep}{installed['env'].get('PATH', '')}"}
     for command in commands:
-        proc = subprocess.run(["bash", "-c", command], cwd=installed["cwd"], env=env,
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=300)
         # README says the run "fails as on CUDA": exit 1 with CUDA's message; the others succeed
         want = 1 if command.startswith("samedevice run") else 0
