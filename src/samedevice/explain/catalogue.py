@@ -101,16 +101,18 @@ def needles(pattern: str) -> list[str]:
     all. Taking them from the literal prefix alone left every form that begins with a group
     (``(?P<wrapper>\\w{1,60}) is not compiled with ...``) without any, and those regexes ran
     on every window of a paste: 80 KB of long words took 28 s."""
-    if _top_level_alternation(pattern):
+    runs = _required_literals(pattern)
+    if runs is None:
         return []  # 'a|b': neither alternative's words are in every match
     words: list[str] = []
-    for run in _required_literals(pattern):
+    for run in runs:
         words += [w for w in re.findall(r"[a-z0-9_]+", run.lower()) if len(w) >= 3]
     return list(dict.fromkeys(words))
 
 
-def _required_literals(pattern: str) -> list[str]:
-    """The runs of literal characters at the top level of ``pattern`` (no alternation there)."""
+def _required_literals(pattern: str) -> list[str] | None:
+    """The runs of literal characters at the top level of ``pattern``; None when the pattern
+    has a ``|`` outside every group and class (then no run is in every match)."""
     runs: list[str] = []
     run: list[str] = []
     depth, in_class, i = 0, False, 0
@@ -148,6 +150,8 @@ def _required_literals(pattern: str) -> list[str]:
             close = pattern.find("}", i)
             i = close + 1 if close > 0 else len(pattern)
             continue
+        elif c == "|" and depth == 0:
+            return None
         elif depth == 0 and c not in ".^$?*+}|" and not quantified:
             run.append(c)
         else:
@@ -155,28 +159,6 @@ def _required_literals(pattern: str) -> list[str]:
         i += 1
     end_run()
     return runs
-
-
-def _top_level_alternation(pattern: str) -> bool:
-    """Whether the pattern has a `|` outside every group and character class."""
-    depth, in_class, i = 0, False, 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-        i += 1
-    return False
 
 
 def _link(links: dict, name: str, where: str) -> dict:
