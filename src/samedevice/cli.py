@@ -77,7 +77,7 @@ def _say(line: str) -> None:
         pass
 
 
-def _drop_stdout() -> None:
+def drop_stdout() -> None:
     """After a reader went away: further output goes nowhere, not into a second BrokenPipeError
     at interpreter exit."""
     try:
@@ -137,5 +137,5 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"samedevice {args.command}: interrupted")
         return 130
     except BrokenPipeError:
-        _drop_stdout()
+        drop_stdout()
         return 0

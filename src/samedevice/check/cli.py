@@ -4,12 +4,11 @@ when the checker failed on a file (``SD999``: reported, the other files still ch
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from samedevice.cli import UserError
+from samedevice.cli import UserError, drop_stdout
 
 from . import config, output, runner
 from .engine import INTERNAL_ERROR, check_source
@@ -75,14 +74,6 @@ def _config(start: Path, lists: tuple) -> config.Config:
     return cfg
 
 
-def _first_time(path: Path, seen: set[str]) -> bool:
-    key = os.path.normcase(os.path.abspath(path))
-    if key in seen:
-        return False
-    seen.add(key)
-    return True
-
-
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         from .registry import RULES
@@ -117,13 +108,12 @@ def run(args: argparse.Namespace) -> int:
         for raw in paths:
             cfg = _config(Path(raw), lists)
             groups.setdefault(cfg.source, (cfg, []))[1].append(raw)
-        findings, lines, nfiles, seen = [], 0, 0, set()
+        findings, lines, nfiles, seen = [], 0, 0, set[str]()
         for cfg, group in groups.values():
             try:
-                files = runner.collect(group, cfg.exclude, cfg.source.parent if cfg.source else None)
+                files = runner.collect(group, cfg.exclude, cfg.source.parent if cfg.source else None, seen)
             except runner.PathError as e:
                 raise UserError(str(e)) from None
-            files = [f for f in files if _first_time(f, seen)]
             found, n = runner.check_files(files, cfg.select, args.jobs, runner.progress_printer())
             findings += cfg.apply_per_file_ignores(found)
             lines += n
@@ -135,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             print(rendered, flush=True)
         except BrokenPipeError:  # the reader left (`| head`): the findings still set the status
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            drop_stdout()
     if (args.format == "text" and sys.stderr.isatty()) or args.statistics:
         print(output.summary(findings, nfiles), file=sys.stderr)
     if args.statistics:

@@ -46,10 +46,12 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def collect(paths: Iterable[str], exclude: list[str], root: Path | None = None) -> list[Path]:
-    """Python files under the given files and folders, in a stable order, each once."""
+def collect(paths: Iterable[str], exclude: list[str], root: Path | None = None,
+            seen: set[str] | None = None) -> list[Path]:
+    """Python files under the given files and folders, in a stable order, each once (and none
+    already in ``seen``, which a caller collecting in several calls shares)."""
     files: list[Path] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
 
     def add(f: Path) -> None:
         key = os.path.normcase(os.path.abspath(f))
