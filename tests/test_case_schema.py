@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,10 +52,42 @@ def test_good_version_spec_passes(tmp_path, spec):
     assert _problems(tmp_path, lambda d: d["error"]["messages"][0].update(torch=spec)) == []
 
 
-def test_gpus_is_an_optional_positive_integer(tmp_path):
-    assert _problems(tmp_path, lambda d: d.update(gpus=2)) == []
-    assert ": gpus: 0 is not valid (minimum 1)" in _problems(tmp_path, lambda d: d.update(gpus=0))[0]
-    assert ": gpus: '2' is not valid (must be an integer)" in _problems(tmp_path, lambda d: d.update(gpus="2"))[0]
+def test_devices_needed_is_a_positive_integer_of_a_sane_size(tmp_path):
+    assert _problems(tmp_path, lambda d: d.update(devices_needed=2)) == []
+    assert ": devices_needed: 0 is not valid (" in _problems(tmp_path, lambda d: d.update(devices_needed=0))[0]
+    assert ": devices_needed: 100000 is not valid (" in _problems(tmp_path, lambda d: d.update(devices_needed=100000))[0]
+    assert ": devices_needed: '2' is not valid (must be an integer)" in _problems(tmp_path, lambda d: d.update(devices_needed="2"))[0]
+
+
+@pytest.mark.parametrize(("edit", "line"), [
+    (lambda d: d.update(libary_frames=["a.py"]), "x.toml: libary_frames: unknown key; did you mean 'library_frames'?"),
+    (lambda d: d["error"].update(argumnet="mat1"), "x.toml: error.argumnet: unknown key; did you mean 'argument'?"),
+    (lambda d: d["page"].update(fixx="x"), "x.toml: page.fixx: unknown key; did you mean 'fix'?"),
+    (lambda d: d["error"]["messages"][0].update(txt="x"), "x.toml: error.messages.0.txt: unknown key; did you mean 'text'?"),
+    # no key is near: the known ones are listed instead
+    (lambda d: d.update(gpus=2), "x.toml: gpus: unknown key (known: check, devices_needed, error, family, id,"),
+])
+def test_an_unknown_key_is_an_error_that_offers_the_nearest_known_key(tmp_path, edit, line):
+    problems = _problems(tmp_path, edit)
+    assert len(problems) == 1
+    assert line in problems[0]
+
+
+def test_a_version_spec_with_absurd_numbers_is_rejected_by_the_schema(tmp_path):
+    # 5,000 digits: int() refuses more than 4,300, so this used to fail later, inside verify
+    problems = _problems(tmp_path, lambda d: d["error"]["messages"][0].update(torch=">=" + "9" * 5000))
+    assert len(problems) == 1 and ": error.messages.0.torch: '>=999" in problems[0]
+
+
+def test_an_unknown_check_rule_is_named(tmp_path):
+    text = re.sub(r"^check = .*$", 'check = ["SD201", "SD9999"]', GOOD.read_text(encoding="utf-8"), flags=re.M)
+    path = tmp_path / "cases" / "lightly-dino-loss-center.toml"
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseError) as e:
+        parse_case(path, tmp_path)
+    assert str(e.value) == (f"{path}: check: 'SD9999' is not a rule of samedevice check "
+                            "(`samedevice check --list-rules` lists them)")
 
 
 def test_every_malformed_value_gets_its_own_line(tmp_path):
@@ -98,7 +131,9 @@ def _run(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 def test_cases_command_names_file_and_field_for_each_problem(broken_checkout):
     r = _run(broken_checkout, "cases")
     err = r.stderr.decode()
-    assert r.returncode != 0 and r.stdout == b""
+    # the other cases are still listed; the exit status says the data has a defect
+    assert r.returncode == 1 and "lightly-dino-loss-center: Lightly DINOLoss" in r.stdout.decode()
+    assert "SD-9998" not in r.stdout.decode()
     assert "Traceback" not in err
     assert "zz-broken.toml: library_frames: 'a/b.py' is not valid" in err
     assert "zz-broken.toml: error.messages.0.torch: '1.6+' is not valid" in err
@@ -113,7 +148,7 @@ def test_explain_skips_a_malformed_case_file_and_still_answers(broken_checkout):
     assert "Traceback" not in err
     # once per problem, not once per use of the case list
     assert err.count("zz-broken.toml: library_frames:") == 1
-    assert err.startswith("samedevice explain: skipped a malformed case file: ")
+    assert err.startswith("samedevice explain: skipped broken case data: ")
 
 
 @pytest.mark.parametrize(

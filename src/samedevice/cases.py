@@ -11,11 +11,13 @@ This module must stay importable without torch: ``samedevice explain`` uses it.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -144,12 +146,7 @@ class Case:
     def upstream_record(self) -> dict | None:
         """The opt-in upstream tier's result (``pytest -m upstream``): the real library's buggy
         and fixed releases run on the simulated accelerator. None when never recorded."""
-        try:
-            return json.loads(self.upstream_record_path.read_text())
-        except FileNotFoundError:
-            return None
-        except ValueError as e:
-            raise CaseError(f"{self.upstream_record_path}: not valid JSON ({e})") from None
+        return read_json_object(self.upstream_record_path)
 
     @property
     def broken_path(self) -> Path:
@@ -186,16 +183,17 @@ class Case:
 
     def records(self) -> list[dict]:
         """Verification records, newest first (an empty list when never recorded)."""
-        try:
-            data = json.loads(self.record_path.read_text())
-        except FileNotFoundError:
+        data = read_json_object(self.record_path)
+        if data is None:
             return []
-        except ValueError as e:
-            raise CaseError(f"{self.record_path}: not valid JSON ({e})") from None
-        return sorted(data.get("records", []), key=lambda r: r.get("date", ""), reverse=True)
+        records = data.get("records", [])
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise CaseError(f"{self.record_path}: records: must be a list of tables")
+        return sorted(records, key=lambda r: str(r.get("date", "")), reverse=True)
 
-    def to_dict(self) -> dict:
-        """The JSON shape of ``samedevice cases --json``."""
+    def to_dict(self, records: bool = True) -> dict:
+        """The JSON shape of ``samedevice cases --json`` (``records=False``: ``verified`` and
+        ``upstream_releases`` null, for a case whose record files do not read)."""
         return {
             "slug": self.slug,
             "id": self.id,
@@ -231,9 +229,26 @@ class Case:
             "situations": list(self.situations),
             "check": list(self.check_rules),
             "page": self.page_url,
-            "verified": self.records(),
-            "upstream_releases": self.upstream_record(),
+            "verified": self.records() if records else None,
+            "upstream_releases": self.upstream_record() if records else None,
         }
+
+
+def read_json_object(path: Path) -> dict | None:
+    """A record file's JSON object; None when there is no file; a one-line CaseError when it
+    cannot be read or is not a JSON object."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    text = read_text_file(path)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise CaseError(f"{path}: not valid JSON (nested too deeply to read)") from None
+    except ValueError as e:
+        raise CaseError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise CaseError(f"{path}: must hold a JSON object, not {type(data).__name__}")
+    return data
 
 
 # -- locating the repository -------------------------------------------------------------------
@@ -315,6 +330,13 @@ def _require(path: Path, table: dict, key: str, kind: type = str):
     return value
 
 
+@cache
+def _rule_codes() -> frozenset[str]:
+    from samedevice.check.registry import BY_CODE  # the checker's own registry, never a copy
+
+    return frozenset(BY_CODE)
+
+
 CASE_SCHEMA = Path(__file__).parent / "data" / "case.schema.json"
 
 
@@ -332,6 +354,13 @@ def schema_problems(path: Path, data: dict) -> list[str]:
     errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for e in errors:
         where = ".".join(str(p) for p in e.absolute_path)
+        if e.validator == "additionalProperties":
+            known = sorted(e.schema.get("properties", {}))
+            for key in sorted(set(e.instance) - set(known)):
+                near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(known)})"
+                lines.append(f"{path}: {where + '.' if where else ''}{key}: unknown key{hint}")
+            continue
         if e.validator == "required":
             missing = e.message.split("'")[1] if "'" in e.message else e.message
             where = f"{where}.{missing}" if where else missing
@@ -357,11 +386,31 @@ def _expected(e) -> str:
     return e.message
 
 
-def parse_case(path: Path, root: Path) -> Case:
+def read_text_file(path: Path) -> str:
+    """A case's file as text, or a CaseError that says in one line why it cannot be read: a
+    directory, a link loop, no permission, bytes that are not UTF-8."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return path.read_bytes().decode("utf-8")
+    except IsADirectoryError:
+        raise CaseError(f"{path}: is a folder, not a file") from None
+    except OSError as e:
+        raise CaseError(f"{path}: cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise CaseError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
+
+
+def _read_toml(path: Path) -> dict:
+    text = read_text_file(path)
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise CaseError(f"{path}: invalid TOML ({e})") from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise CaseError(f"{path}: invalid TOML (nested too deeply to read)") from None
+
+
+def parse_case(path: Path, root: Path) -> Case:
+    data = _read_toml(path)
     problems = schema_problems(path, data)
     if problems:
         raise CaseError("\n".join(problems))
@@ -423,6 +472,9 @@ def parse_case(path: Path, root: Path) -> Case:
     # situations and check: shapes validated by case.schema.json
     situations = tuple(data.get("situations", ()))
     check_rules = tuple(data.get("check", ()))
+    if unknown := [code for code in check_rules if code not in _rule_codes()]:
+        raise CaseError(f"{path}: check: {', '.join(map(repr, unknown))} is not a rule of samedevice check "
+                        "(`samedevice check --list-rules` lists them)")
     page = _require(path, data, "page", dict)
     for section in PAGE_SECTIONS:
         _require(path, page, section)
@@ -451,37 +503,77 @@ def parse_case(path: Path, root: Path) -> Case:
     )
 
 
+def _program_problem(case: Case) -> str | None:
+    """Why one of the case's programs cannot serve (missing, unreadable, not UTF-8), or None."""
+    for p in (case.broken_path, case.fixed_path):
+        if not p.exists() and not p.is_symlink():
+            return f"{case.toml_path}: missing {p.relative_to(case.root)}"
+        try:
+            read_text_file(p)
+        except CaseError as e:
+            return str(e)
+    return None
+
+
 def parse_cases(root: Path) -> tuple[list[Case], list[str]]:
-    """Every case file that reads, and one line per problem of those that do not."""
+    """Every case that reads, and one line per problem of those that do not (each malformed value
+    of a case file, a second file with an id already taken, a missing or unreadable program).
+    A case with a problem is left out; the others are unaffected."""
     cases, problems = [], []
+    seen: dict[str, str] = {}
     for p in sorted((root / "cases").glob("*.toml")):
         try:
-            cases.append(parse_case(p, root))
+            case = parse_case(p, root)
         except CaseError as e:
             problems.extend(str(e).split("\n"))
+            continue
+        if case.id in seen:
+            problems.append(f"{p}: id {case.id} is already used by {seen[case.id]}")
+            continue
+        if (problem := _program_problem(case)) is not None:
+            problems.append(problem)
+            continue
+        seen[case.id] = case.slug
+        cases.append(case)
     return cases, problems
 
 
+@dataclass(frozen=True)
+class Registry:
+    """The cases of one checkout that read, ordered by id, and the problems of those that do not."""
+
+    cases: tuple[Case, ...]
+    problems: tuple[str, ...]
+
+
 @cache
+def read_registry(root: Path | None = None) -> Registry:
+    """Every case that reads, and one line per problem: for the commands, which go on with the
+    good cases and report the rest (``load_cases`` is the strict form)."""
+    cases, problems = parse_cases((root or repo_root()).resolve())
+    return Registry(tuple(sorted(cases, key=lambda c: c.id)), tuple(problems))
+
+
 def _load(root: Path) -> tuple[Case, ...]:
-    cases, problems = parse_cases(root)
-    if problems:
+    registry = read_registry(root)
+    if registry.problems:
         # every malformed value of every file, one line each (not only the first one found)
-        raise CaseError("\n".join(problems))
-    seen: dict[str, str] = {}
-    for c in cases:
-        if c.id in seen:
-            raise CaseError(f"{c.toml_path}: id {c.id} is already used by {seen[c.id]}")
-        seen[c.id] = c.slug
-        for p in (c.broken_path, c.fixed_path):
-            if not p.is_file():
-                raise CaseError(f"{c.toml_path}: missing {p.relative_to(root)}")
-    return tuple(sorted(cases, key=lambda c: c.id))
+        raise CaseError("\n".join(registry.problems))
+    return registry.cases
+
+
+def select(slugs: Sequence[str] = (), root: Path | None = None) -> tuple[list[Case], tuple[str, ...]]:
+    """What a command works on: the cases named (their own problems raise CaseError), else every
+    case that reads; and the problems of the case data it left out, one line each, to report."""
+    if slugs:
+        return [get_case(s, root) for s in slugs], ()
+    registry = read_registry((root or repo_root()).resolve())
+    return list(registry.cases), registry.problems
 
 
 def reload() -> None:
     """Forget cached case files (``mkdocs serve`` calls this before each rebuild)."""
-    _load.cache_clear()
+    read_registry.cache_clear()
     families.cache_clear()
 
 
@@ -491,12 +583,16 @@ def load_cases(root: Path | None = None) -> tuple[Case, ...]:
 
 
 def get_case(slug: str, root: Path | None = None) -> Case:
-    for c in load_cases(root):
+    """The case named by slug or id. Other case files' problems do not stand in its way; its own
+    file's problem is the error."""
+    registry = read_registry((root or repo_root()).resolve())
+    for c in registry.cases:
         if c.slug == slug or c.id == slug:
             return c
-    import difflib
-
-    cases = load_cases(root)
+    own = [p for p in registry.problems if f"/cases/{slug}." in p or f"/snippets/{slug}/" in p]
+    if own:
+        raise CaseError(own[0] + (f" (and {len(own) - 1} more problem(s))" if len(own) > 1 else ""))
+    cases = registry.cases
     # the nearest names, by slug or by the words it shares ("dino" finds lightly-dino-loss-center)
     slugs = [c.slug for c in cases]
     near = difflib.get_close_matches(slug, slugs, n=3, cutoff=0.6)

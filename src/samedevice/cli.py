@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 
 from samedevice import torch_support
 
@@ -75,6 +76,13 @@ def _say(line: str) -> None:
         print(line, file=sys.stderr)
     except (OSError, ValueError):
         pass
+
+
+def report_case_problems(command: str, problems: Sequence[str]) -> None:
+    """The case data a command left out, one line each on stderr: a broken case file costs its
+    own case, not the command."""
+    for problem in problems:
+        _say(f"samedevice {command}: skipped broken case data: {problem}")
 
 
 def drop_stdout() -> None:

@@ -79,6 +79,7 @@ def cache_key(root: str | None) -> str:
     files += [*_listing(os.path.join(PACKAGE, "data"), ".toml"), os.path.join(PACKAGE, "data", "case.schema.json"),
               os.path.join(PACKAGE, "data", "common_identifiers.json")]
     files.append(os.path.join(PACKAGE, "cases.py"))
+    files.append(os.path.join(PACKAGE, "check", "registry.py"))  # a case names its rules from it
     if root is not None:
         files += _listing(os.path.join(root, "cases"), ".toml")
         files += _listing(os.path.join(root, "snippets"), ".py", depth=2)  # the registry requires them

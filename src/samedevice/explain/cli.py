@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from samedevice.cli import UserError
+    from samedevice.cli import UserError, report_case_problems
     from samedevice.explain.clean import InputError, decode
 
     data = _read(args.file, UserError)
@@ -42,9 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from samedevice.explain.engine import explain_text
 
     kb = knowledge()
-    for problem in kb.get("case_problems", []):
-        # once per run, then the answer: a broken case file costs its own page, not the answer
-        print(f"samedevice explain: skipped a malformed case file: {problem}", file=sys.stderr)
+    # once per run, then the answer: a broken case file costs its own page, not the answer
+    report_case_problems("explain", kb.get("case_problems", []))
     read_source = not args.no_source
     sources = []
     for folder in args.source:

@@ -6,8 +6,8 @@ import argparse
 import sys
 import time
 
-from samedevice.cases import CaseError, get_case, load_cases
-from samedevice.cli import UserError
+from samedevice.cases import CaseError, select
+from samedevice.cli import UserError, report_case_problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,9 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        cases = [get_case(s) for s in args.slugs] if args.slugs else list(load_cases())
+        cases, skipped = select(args.slugs)
     except CaseError as e:
         raise UserError(str(e)) from None
+    report_case_problems("notebook", skipped)
     from .notebook import check_notebook
 
     if args.check:
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
                   + " ".join(sorted({p.split('.ipynb')[0] for p in problems})), file=sys.stderr)
             return 1
         print(f"{len(cases)} notebook(s) match their sources")
-        return 0
+        return 1 if skipped else 0
 
     from .execute import generate
 
@@ -45,4 +46,4 @@ def run(args: argparse.Namespace) -> int:
             print(" FAILED")
             raise UserError(f"{case.slug}: executing the notebook failed: {str(e).strip().splitlines()[-1]}") from None
         print(f" wrote {path.relative_to(case.root)} in {time.perf_counter() - start:.1f}s")
-    return 0
+    return 1 if skipped else 0

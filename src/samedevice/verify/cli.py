@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from samedevice.cases import CaseError, get_case, load_cases
-from samedevice.cli import UserError
+from samedevice.cases import CaseError, select
+from samedevice.cli import UserError, report_case_problems
 
 from . import FAIL, PASS, SKIP, CaseResult, verify_cases
 from .records import add_record
@@ -36,9 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        cases = [get_case(s) for s in args.slugs] if args.slugs else list(load_cases())
+        cases, skipped = select(args.slugs)
     except CaseError as e:
         raise UserError(str(e)) from None
+    report_case_problems("verify", skipped)  # before the work: the user sees at once what is left out
     if not cases:
         raise UserError("no cases found")
     if args.jobs < 1:
@@ -68,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         for r in results:
             if r.status != SKIP:
-                add_record(r.case, r.record())
+                try:
+                    add_record(r.case, r.record())
+                except CaseError as e:  # that file is left as it was; the others are written
+                    skipped = (*skipped, f"{e} (this run's record for it was not written)")
+                    report_case_problems("verify", skipped[-1:])
     counts = {k: sum(r.status == k for r in results) for k in (PASS, FAIL, SKIP)}
     if args.json:
         print(json.dumps({"results": [r.to_dict() for r in results], "summary": counts}, indent=2))
@@ -78,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"\nFAIL {r.case.slug}:", file=stream)
                 for p in r.problems:
                     print(f"  - {p}", file=stream)
-        print(f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped "
+        broken = f", {len(skipped)} with broken case data" if skipped else ""
+        print(f"\n{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped{broken} "
               f"in {time.perf_counter() - start:.1f}s", file=stream)
-    return 1 if counts[FAIL] else 0
+    return 1 if counts[FAIL] or skipped else 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from samedevice.cases import CaseError, families, load_cases, template_titles
-from samedevice.cli import UserError
+from samedevice.cases import CaseError, families, select, template_titles
+from samedevice.cli import UserError, report_case_problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,15 +15,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        cases = load_cases()
+        cases, problems = select()
     except CaseError as e:
         raise UserError(str(e)) from None
+    problems = list(problems)
     if args.json:
         from samedevice.docs_url import page_url
 
-        # "url": the page on the site (the published one unless --docs-url says otherwise)
-        print(json.dumps([{**c.to_dict(), "url": page_url(c.page_url)} for c in cases], indent=2))
-        return 0
+        rows = []
+        for c in cases:
+            try:
+                row = c.to_dict()
+            except CaseError as e:  # a broken record file: the case is listed, the record is not
+                problems.append(str(e))
+                row = c.to_dict(records=False)
+            # "url": the page on the site (the published one unless --docs-url says otherwise)
+            rows.append({**row, "url": page_url(c.page_url)})
+        print(json.dumps(rows, indent=2))
+        report_case_problems("cases", problems)
+        return 1 if problems else 0
     rows = [("ID", "FAMILY", "TEMPLATE", "VERIFY", "SLUG / TITLE")]
     for c in cases:
         # titles are Markdown (`code` spans for the site); a terminal shows them plain
@@ -33,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
     print(f"\n{len(cases)} cases")
     _legend(cases)
-    return 0
+    report_case_problems("cases", problems)
+    return 1 if problems else 0
 
 
 # what each VERIFY value means (the case's `verify` field, data/case.schema.json)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from samedevice.cases import CaseError, get_case
+from samedevice.cases import CaseError, get_case, read_text_file
 from samedevice.cli import UserError
 
 
@@ -34,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
     except CaseError as e:
         raise UserError(str(e)) from None
     source = case.broken_path if args.which == "broken" else case.fixed_path
-    text = source.read_text(encoding="utf-8")
+    try:
+        text = read_text_file(source)
+    except CaseError as e:
+        raise UserError(str(e)) from None
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -11,15 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from samedevice.cases import Case
+from samedevice.cases import Case, read_json_object
 
 
 def add_record(case: Case, record: dict[str, Any]) -> Path:
+    """Add ``record`` to the case's file, replacing the one for the same device, torch and GPU.
+    A file that does not read raises CaseError and is left as it is: its records are the
+    user's, and only they can say what it should hold."""
     path = case.record_path
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        data = {"records": []}
+    case.records()  # the same checks as every reader: a one-line CaseError, nothing written
+    data = read_json_object(path) or {"records": []}
     kept = [
         r for r in data.get("records", [])
         if (r.get("device"), r.get("torch"), r.get("gpu")) != (record["device"], record["torch"], record["gpu"])
