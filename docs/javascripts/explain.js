@@ -1045,8 +1045,16 @@
   // referrer policy to no-referrer on top. A query string (?q=) would be sent with both.
   var MAX_LINK = 4000; // longer pastes are not put into the address bar
 
+  // What the page reads from a link: far above what it writes (MAX_LINK, percent-encoded at most
+  // three bytes a character), far below what would hold the page up. A longer link is not read:
+  // its text belongs in the box, where the reader sees what is run.
+  var MAX_LINK_READ = 100000;
+
   function queryFromHash(hash) {
     if (!hash || hash.slice(0, 3) !== "#q=") return null;
+    if (hash.length - 3 > MAX_LINK_READ) return new InputError(
+      "this link holds " + (hash.length - 3) + " characters; a link is read up to " + MAX_LINK_READ +
+      ": paste the error or traceback into the box instead");
     try { return decodeURIComponent(hash.slice(3)); } catch (e) { return null; }
   }
 
@@ -1182,7 +1190,7 @@
     }
   }
 
-  // A few rules, injected once, so the page and the box need no stylesheet entry of their own;
+  // A few rules, added once, so the page and the box need no stylesheet entry of their own;
   // colours come from Material's variables (light and dark schemes).
   var STYLE = [
     ".sd-explain__input{width:100%;box-sizing:border-box;font-family:var(--md-code-font-family,monospace);",
@@ -1197,10 +1205,19 @@
     ".sd-search-paste{padding:.6em 1.2em;border-bottom:1px solid var(--md-default-fg-color--lightest,#ddd);font-size:.7rem}",
     ".sd-search-paste p{margin:.2em 0}.sd-search-paste__head a{font-weight:700}"
   ].join("");
+  // A constructed style sheet, not a <style> element: the site's Content-Security-Policy runs
+  // only the inline styles it hashed at build time, and CSSOM sheets are outside its reach.
+  var styled = false;
   function injectStyle() {
-    if (document.getElementById("sd-explain-style")) return;
-    var style = el("style", null, STYLE);
-    style.id = "sd-explain-style";
+    if (styled) return;
+    styled = true;
+    if (typeof CSSStyleSheet === "function" && "adoptedStyleSheets" in document) {
+      var sheet = new CSSStyleSheet();
+      sheet.replaceSync(STYLE);
+      document.adoptedStyleSheets = document.adoptedStyleSheets.concat([sheet]);
+      return;
+    }
+    var style = el("style", null, STYLE); // an older browser: no CSSOM sheets (nor, there, a strict CSP)
     document.head.appendChild(style);
   }
 
@@ -1266,8 +1283,11 @@
     // #q= before Material's search reads the parameter or anything is requested with it).
     if (!compact) {
       var q = root.SAMEDEVICE_EXPLAIN_QUERY;
+      if (typeof q === "string" && q.length > MAX_LINK_READ) q = queryFromHash("#q=" + q); // the same bound
       if (q === undefined || q === null) q = queryFromHash(root.location.hash);
-      if (q) {
+      if (q instanceof InputError) {
+        out.appendChild(el("p", "sd-explain__error", q.message));
+      } else if (q) {
         area.value = q;
         run();
       }

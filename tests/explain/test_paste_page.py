@@ -191,3 +191,20 @@ def test_a_pasted_error_in_the_site_search_gets_the_paste_pages_answer_first(pag
     page.wait_for_timeout(400)
     assert box.is_hidden()
     assert page.errors == []
+
+
+def test_a_link_too_long_to_read_is_refused_in_one_line(page, base_url):
+    # issue 29: a 400 KB #q= link held the page up for 13 s; a link is now read up to 100,000
+    # characters, and a longer one says so instead of filling the box
+    text = "same device " + "a" * 400_000
+    page.goto(base_url + "paste/#q=" + urllib.parse.quote(text))
+    result = _result(page)
+    assert result.locator(".sd-explain__error").inner_text() == (
+        "this link holds 400016 characters; a link is read up to 100000: paste the error or "
+        "traceback into the box instead")
+    assert page.input_value(".sd-explain__input") == ""
+    # a link the page itself writes (MAX_LINK characters, percent-encoded) is well inside the bound
+    page.goto("about:blank")  # a new load: a change of fragment alone reads nothing
+    page.goto(base_url + "paste/#q=" + urllib.parse.quote(T2 + " " + "é" * 3900))
+    assert _result(page).locator(".sd-explain__template").inner_text().startswith("T2: ")
+    assert page.errors == []

@@ -10,6 +10,7 @@ Build order (MkDocs 1.6 / ProperDocs):
                      and the generated pages.
 ``on_page_markdown`` page meta of case pages from notebook metadata; the home-page case table.
 ``on_page_content``  shrink mkdocs-jupyter's HTML, rebuild the TOC (before search indexes it).
+``on_post_page``     the Content-Security-Policy and referrer ``<meta>`` first in each page (csp.py).
 ``on_post_build``    case fields into the search index (search_fields.py); the explain
                      engine's browser assets; the page-weight check.
 """
@@ -31,6 +32,7 @@ from samedevice.cases import Case, CaseError
 from samedevice.site import (
     case_pages,
     checks,
+    csp,
     generated,
     navigation,
     notebook_html,
@@ -135,6 +137,17 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     # mkdocs-jupyter titles the page from a Markdown export that drops inline code.
     page.title = generated.plain(str(meta.get("title") or clean.title or page.title))
     return clean.html
+
+
+# Last, after every other plugin has changed the page: the policy hashes its final inline scripts.
+@event_priority(-100)
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    return csp.add_policies(output)
+
+
+@event_priority(-100)
+def on_post_template(output_content: str, template_name: str, config: MkDocsConfig) -> str:
+    return csp.add_policies(output_content)  # 404.html, which is a template, not a page
 
 
 # After Material's search plugin (priority 0) has written search/search_index.json.

@@ -6,6 +6,8 @@ cell's source for its copy button. All of that is page weight and search-index n
 module removes it and reshapes the cells so that Material's own styles and copy button apply:
 
 - ``<style>``, ``<script>`` and comments go; ``docs/stylesheets/notebook.css`` styles the cells.
+- A traceback's ANSI colours become classes defined in one ``<style>`` block (the site's CSP runs
+  no ``style`` attribute).
 - Markdown cells dissolve into the page, so search sections hold the code cells that follow
   their heading.
 - Plain-text blocks (the error messages) get class ``sd-wrap`` and wrap instead of scrolling.
@@ -155,6 +157,30 @@ def short_traceback(text: str) -> tuple[str, int] | None:
     return "\n".join(out).rstrip("\n") + "\n", dropped
 
 
+_ANSI_COLOUR = re.compile(r"\s*color:\s*rgb\((\d{1,3}),\s*(\d{1,3}),\s*(\d{1,3})\);?\s*")
+
+
+def _colour_classes(soup: BeautifulSoup) -> None:
+    """nbconvert writes a traceback's 256-colour ANSI codes as ``style="color: rgb(...)"``. The
+    site's Content-Security-Policy (csp.py) runs no style attribute, so each colour becomes a
+    class, defined once in a ``<style>`` block at the top of the page (which the policy hashes)."""
+    colours: dict[str, str] = {}
+    for tag in soup.find_all(style=True):
+        m = _ANSI_COLOUR.fullmatch(tag["style"])
+        if m is None:
+            continue
+        rgb = tuple(min(int(x), 255) for x in m.groups())
+        name = "sd-fg-" + "".join(f"{x:02x}" for x in rgb)
+        colours[name] = "rgb({},{},{})".format(*rgb)
+        del tag["style"]
+        tag["class"] = [*tag.get("class", []), name]
+    if colours:
+        rules = "".join(f".{name}{{color:{value}}}" for name, value in sorted(colours.items()))
+        style = soup.new_tag("style")
+        style.string = rules
+        soup.insert(0, style)
+
+
 def _fold_tracebacks(soup: BeautifulSoup) -> None:
     for pre in soup.select('div.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"] > pre'):
         short = short_traceback(pre.get_text().strip("\n"))
@@ -221,6 +247,7 @@ def clean_notebook_html(raw: str) -> CleanNotebook:
     _unwrap_double_cells(soup)
     _reshape_cells(soup)
     _fold_tracebacks(soup)
+    _colour_classes(soup)
     title, toc, ids = _headings(soup)
     # Leading whitespace would open an untitled section before the h1 in Material's search.
     return CleanNotebook(html=str(soup).strip(), title=title, toc_tokens=toc, anchor_ids=ids)
