@@ -51,6 +51,8 @@ def load_templates() -> dict[str, dict]:
                 "links": [_link(links, name, f["id"]) for name in f.get("links", [])],
                 "regex": expand(f["regex"], syntax),  # lower case: run on lower-cased text
                 "needles": needles(f["regex"]),
+                "needle_sets": needle_sets(expand(f["regex"], syntax)),
+                "branches": form_branches(expand(f["regex"], syntax)),
                 "devices": list(f.get("devices", [])),
                 "common": f.get("common", ""),
                 "argdev": f.get("argdev", ""),
@@ -108,6 +110,119 @@ def needles(pattern: str) -> list[str]:
     for run in runs:
         words += [w for w in re.findall(r"[a-z0-9_]+", run.lower()) if len(w) >= 3]
     return list(dict.fromkeys(words))
+
+
+def _sre():
+    try:
+        from re import _parser as sre  # the regex module's own parser (3.11+)
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as sre  # type: ignore[no-redef]
+    return sre
+
+
+def needle_sets(pattern: str, shortest: int = 3, most: int = 4) -> list[list[str]]:
+    """Sets of words such that every match of ``pattern`` holds a word of each set: its literal
+    runs, and for an alternation one run of every branch (``(?:must|should) be`` gives
+    {must, should}); up to ``most`` sets, the longest words first, none with a word shorter than
+    ``shortest``. Unlike ``needles`` they see into groups and alternations: a form that is one
+    big alternation still has some, and a window that lacks them needs no regex."""
+    sre = _sre()
+    sets = [s for s in _required_sets(sre.parse(pattern, re.ASCII | re.MULTILINE), sre)
+            if min(map(len, s)) >= shortest]
+    sets.sort(key=lambda s: (-min(map(len, s)), len(s)))
+    return [list(s) for s in dict.fromkeys(tuple(s) for s in sets)][:most]
+
+
+def top_level_branches(pattern: str) -> list[str]:
+    """``pattern`` split at each ``|`` outside every group and class: ``a|(b|c)`` gives
+    ``["a", "(b|c)"]``; a pattern without one gives ``[pattern]``."""
+    out, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1: i + 2] == "]" or pattern[i + 1: i + 3] == "^]":  # []] and [^]]: a literal ]
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*out, pattern[start:]]
+
+
+def form_branches(pattern: str) -> list[dict]:
+    """A form that is one top-level alternation, branch by branch, each with its own
+    ``needle_sets``: a window is searched only with the branches whose words it holds, and the
+    leftmost of their matches (the first branch on a tie) is what the whole pattern would find.
+    Empty for a pattern without a top-level ``|``."""
+    branches = top_level_branches(pattern)
+    if len(branches) < 2:
+        return []
+    return [{"regex": b, "needle_sets": needle_sets(b)} for b in branches]
+
+
+def anchor_plan(alternatives: list[str], per_alternative: int = 2) -> dict | None:
+    """How to find the anchors of a long paste without running their alternation at every
+    character. For each alternative: up to ``per_alternative`` of its ``needle_sets`` (words of
+    two characters count here: ``vs``); the scan searches the rarest in the paste. ``width`` is
+    the longest match any alternative can have: a match lies within that many characters of its
+    word, so the alternation needs to run only there. None when some alternative has no set, or
+    no bound on its length: then only a full scan is right."""
+    sre = _sre()
+    plan, width = [], 0
+    for alternative in alternatives:
+        longest = sre.parse(alternative, re.ASCII | re.MULTILINE).getwidth()[1]
+        sets = needle_sets(alternative, shortest=2, most=per_alternative)
+        if not sets or longest >= sre.MAXREPEAT:
+            return None
+        plan.append(sets)
+        width = max(width, longest)
+    return {"needles": plan, "width": width}
+
+
+def _required_sets(seq, sre) -> list[list[str]]:
+    """Sets of strings, one of each set in every match of the parsed pattern ``seq``: its runs of
+    literal characters, and for an alternation the best run of every branch."""
+    c = sre  # the opcode names live beside the parser (re._constants)
+    sets: list[list[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            sets.append(["".join(run)])
+            run.clear()
+
+    for op, av in seq:
+        if op is c.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        if op is c.SUBPATTERN:
+            sets += _required_sets(av[-1], sre)
+        elif op is c.BRANCH:
+            union: list[str] = []
+            for branch in av[1]:
+                inner = [s for s in _required_sets(branch, sre) if min(map(len, s)) >= 2]
+                if not inner:
+                    union = []
+                    break
+                union += max(inner, key=lambda s: (min(map(len, s)), -len(s)))
+            if union:
+                sets.append(list(dict.fromkeys(union)))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+            sets += _required_sets(av[2], sre)
+    flush()
+    return sets
 
 
 def _required_literals(pattern: str) -> list[str] | None:

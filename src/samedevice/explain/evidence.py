@@ -6,7 +6,7 @@ keeps what fired and where (the paste line), so the user sees *why* a family ran
 
 from __future__ import annotations
 
-from samedevice.explain.dialect import compiled
+from samedevice.explain.dialect import ascii_lower, compiled
 
 
 def collect(primary: dict | None, frames: list[dict], context: str, context_start: int, kb: dict) -> tuple[list[dict], dict[str, float]]:
@@ -23,6 +23,7 @@ def collect(primary: dict | None, frames: list[dict], context: str, context_star
 
     template = primary["template"] if primary else None
     failing = failing_frames(frames, primary, kb)
+    context_low: str | None = None  # lower-cased once, for the text rules' literal test
     for rule in kb["rules"]:
         # without an error line (a paste cut before its last line) any template may follow
         if rule.get("templates") and template is not None and template not in rule["templates"]:
@@ -39,7 +40,10 @@ def collect(primary: dict | None, frames: list[dict], context: str, context_star
             # a text rule with `when` reads the prose only beside an error of that shape
             if "when" in rule and (primary is None or not _signature_matches(rule, primary)):
                 continue
-            _text_rule(rule, context, context_start, scores, evidence)
+            if context_low is None:
+                context_low = ascii_lower(context)
+            if all(any(w in context_low for w in words) for words in rule.get("needle_sets", ())):
+                _text_rule(rule, context, context_start, scores, evidence)
     return evidence, scores
 
 

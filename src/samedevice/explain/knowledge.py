@@ -47,7 +47,9 @@ def load_rules() -> dict:
     clean["boundary"] = x(clean["boundary"], "raw")
     messages = dict(raw["messages"])
     # anchors run on the lower-cased paste; a space may cross a line break (wrapped messages)
-    messages["anchor"] = "|".join(x(a, "anchor") for a in messages.pop("anchors"))
+    anchors = [x(a, "anchor") for a in messages.pop("anchors")]
+    messages["anchor"] = "|".join(anchors)
+    messages["anchor_plan"] = catalogue.anchor_plan(anchors)  # a long paste's scan (messages.py)
     messages["exception"] = x(messages["exception"])
     frames = dict(raw["frames"])
     frames["patterns"] = [{"regex": x(p["regex"]), "source": p["source"]} for p in frames["patterns"]]
@@ -64,6 +66,8 @@ def load_rules() -> dict:
         for key in ("regex", "unless", "also", "func"):
             if key in r:
                 rule[key] = x(r[key])
+        if r["where"] == "text":  # a paste without these words needs no run of the regex
+            rule["needle_sets"] = [[w.lower() for w in words] for words in catalogue.needle_sets(rule["regex"])]
         if "when" in r:
             rule["when"] = {k: x(v) for k, v in r["when"].items()}
         if "scope" in r:
@@ -169,6 +173,10 @@ def build(root: Path | None = None, *, with_cases: bool = True) -> dict:
     kb = load_rules()
     kb["schema"] = SCHEMA
     kb["forms"] = [form for t in templates.values() for form in t["forms"]]
+    # every word a form's literal test asks of a window (messages._window_words)
+    kb["window_words"] = sorted({w for f in kb["forms"] for w in (
+        *f["needles"], *(w for s in f["needle_sets"] for w in s),
+        *(w for b in f["branches"] for s in b["needle_sets"] for w in s))})
     kb["templates"] = {
         tid: {k: t[k] for k in ("id", "title", "shape", "meaning", "exception", "families", "next_step", "decide", "page")}
         for tid, t in templates.items()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
+from collections.abc import Iterator
 
 from samedevice.explain.dialect import ascii_lower, collapse, compiled, compiled_exact_case
 
@@ -27,7 +29,7 @@ def find_errors(lines: list[str], kb: dict) -> list[dict]:
     line = 0
     pos = 0
     low = text.lower()
-    for m in anchor.finditer(low):
+    for m in anchor_matches(anchor, low, kb["messages"].get("anchor_plan")):
         line += low.count("\n", pos, m.start())
         pos = m.start()
         if not hit_lines or hit_lines[-1] != line:
@@ -43,19 +45,85 @@ def find_errors(lines: list[str], kb: dict) -> list[dict]:
         # after the cut), was found is searched once more with its line breaks removed. The window
         # readers already join cut words (the hard join); read from the new lines too.
         tried = set(hit_lines)
-        extra = [k for k in _joined_hits(low, anchor, kb["messages"]["max_windows"]) if k not in tried]
+        extra = [k for k in _joined_hits(low, anchor, kb["messages"]["max_windows"], kb["messages"].get("anchor_plan"))
+                 if k not in tried]
         if extra:
             errors = []
             _read_hits(sorted(tried.union(extra))[: kb["messages"]["max_windows"]], lines, kb, errors, {})
     return errors
 
 
+# Below this size one pass of the whole alternation is quicker than the plan's set-up.
+_PLAN_FROM = 100_000
+_CHUNK = 1 << 20
+
+
+def _vocabulary(low: str) -> str:
+    """Every distinct whitespace-separated token of ``low``, one per line. A word without
+    whitespace occurs in the paste exactly when it occurs here, and a 10 MB traceback, which
+    repeats its frames, has a few thousand distinct tokens: asking it costs microseconds where
+    the paste costs milliseconds a word. Read in chunks cut at line breaks, so the token lists
+    stay small."""
+    tokens: set[str] = set()
+    at = 0
+    while at < len(low):
+        cut = low.find("\n", at + _CHUNK)
+        cut = len(low) if cut < 0 else cut
+        tokens.update(low[at:cut].split())
+        at = cut
+    return "\n".join(tokens)
+
+
+def anchor_matches(anchor: re.Pattern[str], low: str, plan: dict | None) -> Iterator[re.Match[str]]:
+    """``anchor.finditer(low)``, the same matches, in a long paste without running the
+    alternation at every character: Python's regex engine tries each of ~190 alternatives at
+    each position (10 MB took 4.5 s). Every match of an alternative contains a word of each of
+    its sets (catalogue.anchor_plan): an alternative with a set none of whose words is in the
+    paste cannot match, and the others need the alternation only within ``width`` characters of
+    their rarest set's words. The browser's engine compiles the alternation well and needs none."""
+    if plan is None or len(low) < _PLAN_FROM:
+        yield from anchor.finditer(low)
+        return
+    vocabulary = _vocabulary(low)
+    seen: dict[str, int] = {}
+
+    def spread(word: str) -> int:
+        """How many distinct tokens hold ``word`` (0: not in the paste): a guess at its count."""
+        if word not in seen:
+            seen[word] = vocabulary.count(word) if not any(c.isspace() for c in word) else len(low)
+        return seen[word]
+
+    chosen: set[str] = set()
+    for sets in plan["needles"]:
+        words = min(sets, key=lambda words: sum(map(spread, words)))
+        chosen.update(w for w in words if spread(w))
+    # a match ending at the window's edge would see it as the paste's end: one more character
+    reach = plan["width"] + 1
+    starts: list[int] = []
+    for word in chosen:
+        at = low.find(word)
+        while at >= 0:
+            starts.append(at)
+            at = low.find(word, at + 1)
+    starts.sort()
+    begin = end = -1
+    for at in starts:
+        if at - reach > end:
+            if end >= 0:
+                yield from anchor.finditer(low, begin, end)
+            begin = max(0, at - reach)
+        end = min(len(low), at + reach + 64)  # 64: longer than any word of the plan
+    if end >= 0:
+        yield from anchor.finditer(low, begin, end)
+
+
 def _read_hits(hit_lines: list[int], lines: list[str], kb: dict, errors: list[dict], by_key: dict) -> None:
     consumed = -1
+    line_words: dict[int, frozenset[str]] = {}
     for first in hit_lines:
         if first <= consumed:
             continue
-        found = read_window(lines, first, kb)
+        found = read_window(lines, first, kb, line_words)
         if found is None:
             continue
         error, last = found
@@ -74,7 +142,7 @@ def _read_hits(hit_lines: list[int], lines: list[str], kb: dict, errors: list[di
         errors.append(error)
 
 
-def _joined_hits(low: str, anchor, limit: int) -> list[int]:
+def _joined_hits(low: str, anchor, limit: int, plan: dict | None) -> list[int]:
     """Lines where an anchor starts in the paste with every line break removed."""
     # shifted[i]: where the text after the i-th line break starts once the breaks are removed
     shifted = []
@@ -83,7 +151,7 @@ def _joined_hits(low: str, anchor, limit: int) -> list[int]:
         shifted.append(at - len(shifted))
         at = low.find("\n", at + 1)
     hits: list[int] = []
-    for m in anchor.finditer(low.replace("\n", "")):
+    for m in anchor_matches(anchor, low.replace("\n", ""), plan):
         line = bisect.bisect_right(shifted, m.start())
         if not hits or hits[-1] != line:
             hits.append(line)
@@ -119,8 +187,49 @@ def _line_of(offset: int, starts: list[int]) -> int:
     return k
 
 
-def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | None:
-    """The best reading of the message starting at line ``first``, and its last line."""
+def _window_words(lines: list[str], first: int, count: int, lowered: list[str], starts: list[list[int]],
+                  kb: dict, line_words: dict[int, frozenset[str]]) -> list[frozenset[str]]:
+    """The forms' needle words (``kb["window_words"]``) each reading of a window holds. A word is
+    in a joined reading when it is in one of its lines, or crosses a join: each line is asked
+    once per paste (``line_words``), not once per window it is in and per form, which made a
+    paste of long lines spend seconds asking the same lines for the same words."""
+    words = kb["window_words"]
+    cfg = kb["clean"]
+    held: set[str] = set()
+    for j in range(first, first + count):
+        if j not in line_words:
+            piece = ascii_lower(collapse(lines[j][: cfg["max_line"]]).strip(" "))
+            line_words[j] = frozenset(w for w in words if w in piece)
+        held |= line_words[j]
+    reach = max(map(len, words), default=1)
+    out = []
+    for low, at in zip(lowered, starts, strict=True):
+        joins = "\0".join(low[max(0, s - reach): s + reach] for s in at[1:])
+        out.append(frozenset(held.union(w for w in words if w in joins)) if joins else frozenset(held))
+    return out
+
+
+def _search(form: dict, low: str, has: frozenset[str]) -> re.Match[str] | None:
+    """``re.search(form["regex"], low)``. A form that is one alternation runs only the branches
+    whose words the window holds (a branch without them cannot match) and keeps the leftmost
+    match, the earlier branch on a tie: what the whole alternation finds."""
+    if not form.get("branches"):
+        return compiled_exact_case(form["regex"]).search(low)
+    best = None
+    for branch in form["branches"]:
+        if not all(any(n in has for n in words) for words in branch["needle_sets"]):
+            continue
+        m = compiled_exact_case(branch["regex"]).search(low)
+        if m is not None and (best is None or m.start() < best.start()):
+            best = m
+    return best
+
+
+def read_window(lines: list[str], first: int, kb: dict,
+                line_words: dict[int, frozenset[str]] | None = None) -> tuple[dict, int] | None:
+    """The best reading of the message starting at line ``first``, and its last line
+    (``line_words``: the needle words of each line read so far in this paste)."""
+    line_words = {} if line_words is None else line_words
     cfg = kb["clean"]
     boundary = compiled(cfg["boundary"])
     window = [lines[first][: cfg["max_line"]]]
@@ -133,14 +242,15 @@ def read_window(lines: list[str], first: int, kb: dict) -> tuple[dict, int] | No
     variants = [soft] if hard[0] == soft[0] else [soft, hard]
 
     lowered = [ascii_lower(text) for text, _ in variants]
+    holds = _window_words(lines, first, len(window), lowered, [starts for _, starts in variants], kb, line_words)
     best = None
     for order, form in enumerate(kb["forms"]):
         # a cheap literal test first: compiling every form would dominate a cold start
-        if not any(all(n in low for n in form["needles"]) for low in lowered):
+        if not any(all(any(n in has for n in words) for words in form["needle_sets"])
+                   and all(n in has for n in form["needles"]) for has in holds):
             continue
-        pattern = compiled_exact_case(form["regex"])
         for v, (text, starts) in enumerate(variants):
-            m = pattern.search(lowered[v])
+            m = _search(form, lowered[v], holds[v])
             if not m:
                 continue
             # matched on the lower-cased text; read the fields from the text as printed
