@@ -74,3 +74,28 @@ def test_junk_in_a_usage_file_counts_as_use_and_is_no_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "samedevice", "run", str(program)],
                           capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stderr) == (0, "")  # ValueError: invalid literal for int()
+
+
+LEAVES_PROCESSES = """\
+import subprocess, sys
+out = sys.argv[1]
+# finishes on its own just after the program, as multiprocessing's resource tracker does
+subprocess.Popen(["sh", "-c", f"sleep 0.3; echo finished > {out}.late"])
+# an orphan that would run on for a minute: its parent (sh) exits at once
+subprocess.Popen(["sh", "-c", f"sleep 60 & echo $! > {out}.pid"]).wait()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+def test_no_process_the_program_started_outlives_run(tmp_path):
+    program, out = tmp_path / "prog.py", tmp_path / "out"
+    program.write_text(LEAVES_PROCESSES)
+    proc = subprocess.run([sys.executable, "-m", "samedevice", "run", "--allow-cpu", str(program), str(out)],
+                          capture_output=True, text=True, timeout=120)
+    orphan = int(Path(f"{out}.pid").read_text())
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(ProcessLookupError):  # it ran on after `run` had returned
+        os.kill(orphan, 0)
+    assert f"samedevice run: stopped 1 process(es) the program left running (pid {orphan})" in proc.stderr
+    # the one that ended by itself was given the time to
+    assert Path(f"{out}.late").read_text() == "finished\n"
