@@ -8,9 +8,10 @@ dialect (samedevice.explain.dialect) and every link name resolved to ``{title, u
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -133,31 +134,44 @@ def needle_sets(pattern: str, shortest: int = 3, most: int = 4) -> list[list[str
     return [list(s) for s in dict.fromkeys(tuple(s) for s in sets)][:most]
 
 
-def top_level_branches(pattern: str) -> list[str]:
-    """``pattern`` split at each ``|`` outside every group and class: ``a|(b|c)`` gives
-    ``["a", "(b|c)"]``; a pattern without one gives ``[pattern]``."""
-    out, depth, in_class, start, i = [], 0, False, 0, 0
+def _tokens(pattern: str) -> Iterator[tuple[int, str, int, bool]]:
+    """``pattern``'s tokens as (offset, token, group depth, inside a class): an escape (``\\x``),
+    a counted quantifier or macro outside a class (``{0,80}``, ``{DEV}``), or one character. The one
+    scanner of a pattern's structure that ``top_level_branches`` and ``needles`` read."""
+    depth, in_class, i = 0, False, 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
+            yield i, pattern[i: i + 2], depth, in_class
             i += 2
             continue
         if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern[i + 1: i + 2] == "]" or pattern[i + 1: i + 3] == "^]":  # []] and [^]]: a literal ]
-                i += 2 if pattern[i + 1] == "]" else 3
-                continue
-        elif c == "(":
-            depth += 1
-        elif c == ")":
+            yield i, c, depth, True
+            # a ] first in the class ([]] or [^]]) is a member, not the end
+            in_class = c != "]" or pattern[i - 1] == "[" or pattern[i - 2: i] == "[^"
+            i += 1
+            continue
+        if c == "{":
+            close = pattern.find("}", i)
+            end = close + 1 if close > 0 else len(pattern)
+            yield i, pattern[i:end], depth, False
+            i = end
+            continue
+        if c == ")":
             depth -= 1
-        elif c == "|" and depth == 0:
-            out.append(pattern[start:i])
-            start = i + 1
+        yield i, c, depth, False
+        if c == "(":
+            depth += 1
+        in_class = c == "["
         i += 1
-    return [*out, pattern[start:]]
+
+
+def top_level_branches(pattern: str) -> list[str]:
+    """``pattern`` split at each ``|`` outside every group and class: ``a|(b|c)`` gives
+    ``["a", "(b|c)"]``; a pattern without one gives ``[pattern]``."""
+    cuts = [i for i, token, depth, in_class in _tokens(pattern) if token == "|" and depth == 0 and not in_class]
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[a + 1: b] for a, b in itertools.pairwise(bounds)]
 
 
 def form_branches(pattern: str) -> list[dict]:
@@ -230,48 +244,27 @@ def _required_literals(pattern: str) -> list[str] | None:
     has a ``|`` outside every group and class (then no run is in every match)."""
     runs: list[str] = []
     run: list[str] = []
-    depth, in_class, i = 0, False, 0
 
     def end_run() -> None:
         if run:
             runs.append("".join(run))
             run.clear()
 
-    while i < len(pattern):
-        c = pattern[i]
-        quantified = i + 1 < len(pattern) and pattern[i + 1] in "?*+{"
-        if c == "\\":
-            nxt = pattern[i + 1: i + 2]
-            if depth == 0 and not in_class and nxt and not nxt.isalnum() and not (
-                    i + 2 < len(pattern) and pattern[i + 2] in "?*+{"):
-                run.append(nxt)  # an escaped literal: \( \. \'
+    for i, token, depth, in_class in _tokens(pattern):
+        quantified = pattern[i + len(token): i + len(token) + 1] in ("?", "*", "+", "{")
+        if in_class or token in ("[", "(", ")") or token[0] == "{":
+            end_run()  # a class, a group's edge, a counted quantifier or a macro: nothing literal
+        elif token[0] == "\\":
+            if depth == 0 and not token[1:].isalnum() and len(token) == 2 and not quantified:
+                run.append(token[1])  # an escaped literal: \( \. \'
             else:
                 end_run()  # \w \d \s \b, or quantified
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            end_run()
-        elif c == "(":
-            depth += 1
-            end_run()
-        elif c == ")":
-            depth -= 1
-            end_run()
-        elif c == "{":  # a counted quantifier {0,200} or a macro {DEV}: none of it is literal
-            end_run()
-            close = pattern.find("}", i)
-            i = close + 1 if close > 0 else len(pattern)
-            continue
-        elif c == "|" and depth == 0:
+        elif token == "|" and depth == 0:
             return None
-        elif depth == 0 and c not in ".^$?*+}|" and not quantified:
-            run.append(c)
+        elif depth == 0 and token not in ".^$?*+}|" and not quantified:
+            run.append(token)
         else:
             end_run()
-        i += 1
     end_run()
     return runs
 
