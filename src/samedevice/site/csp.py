@@ -33,8 +33,10 @@ def _script_type(attrs: str) -> str:
     return m.group(1).lower() if m else ""
 
 
-def policy(html: str) -> str:
-    """The policy for one page: its origin's files, and its own inline scripts and styles."""
+def policy(html: str, preview: bool = False) -> str:
+    """The policy for one page: its origin's files, and its own inline scripts and styles.
+    ``preview`` (``mkdocs serve``): any inline script, since the live-reload script the server
+    adds to each response changes with every request and cannot be hashed at build time."""
     scripts, styles = [], []
     for m in _INLINE.finditer(html):
         tag, attrs, body = m.group(1).lower(), m.group(2), m.group(3)
@@ -49,7 +51,7 @@ def policy(html: str) -> str:
     return "; ".join(part for part in (
         "default-src 'none'",
         # 'report-sample': a violation report quotes the start of what was blocked
-        f"script-src 'self' 'report-sample' {unique(scripts)}".strip(),
+        "script-src 'self' 'unsafe-inline'" if preview else f"script-src 'self' 'report-sample' {unique(scripts)}".strip(),
         f"style-src 'self' 'report-sample' {unique(styles)}".strip(),
         "img-src 'self' data:",
         "font-src 'self'",
@@ -61,11 +63,11 @@ def policy(html: str) -> str:
     ))
 
 
-def add_policies(html: str) -> str:
+def add_policies(html: str, preview: bool = False) -> str:
     """``html`` with the CSP and referrer ``<meta>`` elements first in its ``<head>`` (a page
     without one, such as a redirect stub, is returned as it is)."""
     head = _HEAD.search(html)
     if head is None:
         return html
-    meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(html)}">{REFERRER}'
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(html, preview)}">{REFERRER}'
     return html[:head.end()] + meta + html[head.end():]

@@ -10,7 +10,8 @@ Build order (MkDocs 1.6 / ProperDocs):
                      and the generated pages.
 ``on_page_markdown`` page meta of case pages from notebook metadata; the home-page case table.
 ``on_page_content``  shrink mkdocs-jupyter's HTML, rebuild the TOC (before search indexes it).
-``on_post_page``     the Content-Security-Policy and referrer ``<meta>`` first in each page (csp.py).
+``on_post_page``     the Content-Security-Policy and referrer ``<meta>`` first in each page (csp.py;
+                     under ``mkdocs serve`` inline scripts are allowed, for its live reload).
 ``on_post_build``    case fields into the search index (search_fields.py); the explain
                      engine's browser assets; the page-weight check.
 """
@@ -139,15 +140,24 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     return clean.html
 
 
+# `mkdocs serve` adds a live-reload script to every page it serves (csp.policy's `preview`)
+_serving = False
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    global _serving
+    _serving = command == "serve"
+
+
 # Last, after every other plugin has changed the page: the policy hashes its final inline scripts.
 @event_priority(-100)
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    return csp.add_policies(output)
+    return csp.add_policies(output, preview=_serving)
 
 
 @event_priority(-100)
 def on_post_template(output_content: str, template_name: str, config: MkDocsConfig) -> str:
-    return csp.add_policies(output_content)  # 404.html, which is a template, not a page
+    return csp.add_policies(output_content, preview=_serving)  # 404.html: a template, not a page
 
 
 # After Material's search plugin (priority 0) has written search/search_index.json.
