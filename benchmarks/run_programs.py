@@ -298,6 +298,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=["tune", "check", "all"], default="all")
     ap.add_argument("--only", action="append", help="a program's name (repeatable)")
+    ap.add_argument("--wave", type=int, help="only the bugs of this wave (a bug's `wave`, 1 when absent); no clean runs")
+    ap.add_argument("--bug", action="append", help="a bug's id (repeatable): only those pairs, no clean runs")
     ap.add_argument("--python", default=sys.executable,
                     help="the interpreter that runs `-m samedevice` (default: this one)")
     ap.add_argument("--json", action="store_true", help="print every result as JSON")
@@ -322,9 +324,13 @@ def main(argv=None) -> int:
     for prog in progs:
         if not args.no_bugs:
             for bug in prog.get("bugs", []):
+                if args.bug and bug["id"] not in args.bug:
+                    continue
+                if args.wave is not None and bug.get("wave", 1) != args.wave:
+                    continue
                 if args.split in ("all", half(f"{prog['name']}/{bug['id']}")):
                     tasks.append(("bug", prog, bug))
-        if not args.no_clean and args.split in ("all", half(prog["name"])):
+        if not args.no_clean and not args.bug and args.wave is None and args.split in ("all", half(prog["name"])):
             tasks.append(("clean", prog, None))
     bugs, cleans = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:

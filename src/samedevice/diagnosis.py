@@ -39,7 +39,7 @@ from samedevice.analysis.culprit import (
 )
 from samedevice.analysis.project import Project
 from samedevice.analysis.reading import library_path
-from samedevice.analysis.source import SourceFile
+from samedevice.analysis.source import SourceFile, kwarg
 
 # torch's containers: indexing them is a lookup, never the user's code
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
@@ -126,10 +126,11 @@ def _device(value: Any) -> str:
         # an LSTM's (h, c), a list of states: where its tensors are
         devices = sorted({_device(v) for v in value})
         return devices[0] if len(devices) == 1 else ""
-    dev = getattr(value, "device", None)
+    params = getattr(value, "parameters", None)
+    dev = getattr(value, "device", None) if not callable(params) else None
+    # a module's own ``self.device = device`` is what it was told, not where its weights are
     if dev is not None and not callable(dev):
         return str(dev)
-    params = getattr(value, "parameters", None)
     buffers = getattr(value, "buffers", None)
     if callable(params):  # a module: where its parameters and buffers are (a loss has only buffers)
         try:
@@ -208,6 +209,8 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             culprit = _live_culprit(odd[0], frame, src, diag, project)
         if odd:
             seen = _seen_made(odd, culprit, facts, project, frames)
+            if seen is not None:
+                seen = _device_argument(seen, frames) or seen
             if culprit is None and seen is not None and (diag.parameters or passed_on is not None):
                 # the operand was passed in: the callers' code may still say where it was left
                 # unmoved (a batch whose sibling was moved); the live origin is the answer else
@@ -215,6 +218,8 @@ def diagnosis_of(exc: BaseException) -> dict | None:
                     fallback = _record(facts, kb, diag, operands, seen)
             else:
                 culprit = seen
+        if culprit is not None:
+            culprit = _device_argument(culprit, frames) or culprit
         if culprit is not None and via_caller and inner_ops:
             # the user reads the failing statement: name its operand, say what the caller passed
             inner = next((o for o in inner_ops if o["role"] == culprit.role), None) or inner_ops[0]
@@ -515,11 +520,7 @@ def _seen_made(odd: list[dict], culprit: Culprit | None, facts: dict, project: P
         if made is None:
             return culprit
         if culprit is None:
-            if made.kind in ("factory-without-device", "made-on-cpu") and not _running(src, site[1], frames):
-                family, why, fix = KINDS["input-not-moved"]
-                made.kind, made.family, made.why, made.fix = "input-not-moved", family, why, fix
-                made.chain.append("the code that made it has returned: the program prepared it as data and never moved it")
-            return made
+            return _as_data(made, src, site[1], frames)
         if culprit.expr != o["expr"] or culprit.kind not in _REFINED_BY_ORIGIN \
                 or any(CALL_MUST_MOVE in step for step in culprit.chain):
             return culprit
@@ -528,8 +529,27 @@ def _seen_made(odd: list[dict], culprit: Culprit | None, facts: dict, project: P
         if made.kind == "made-on-cpu":
             made.kind, made.family, made.why, made.fix = culprit.kind, culprit.family, culprit.why, culprit.fix
         made.chain = [*culprit.chain, *made.chain]
-        return made
+        return _as_data(made, src, site[1], frames)
     return culprit
+
+
+def _as_data(made: Culprit, src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> Culprit:
+    """A value made by code that has returned since, outside the failing computation, is data
+    the program prepared and never moved (a dataset built before training); a value a returned
+    helper of the computation made by no factory the code names, is named where it came in.
+    Either way the user reads the call that brought it in (``features = load_cora()``), where a
+    device argument or a move belongs; the line inside stays in the chain."""
+    if made.kind in ("factory-without-device", "made-on-cpu", "transfer-to-cpu") and not _running(src, line, frames):
+        family, why, fix = KINDS["input-not-moved"]
+        made.kind, made.family, made.why, made.fix = "input-not-moved", family, why, fix
+        made.chain.append("the code that made it has returned: the program prepared it as data and never moved it")
+    elif made.kind != "made-on-cpu" or _in_frames(src, line, frames):
+        return made
+    entry = _entry_call(src, line, frames)
+    if entry is not None:
+        made.chain.append(f"made inside `{entry[2]}` at {made.made_at.partition('  ')[0]}, called at {entry[0]}")
+        made.made_at = entry[0] + "  " + entry[1]
+    return made
 
 
 def _running(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> bool:
@@ -549,6 +569,206 @@ def _running(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) ->
         if caller is not None and any(isinstance(c, ast.Call) and call_name(c) == name for c in ast.walk(caller)):
             return True
     return False
+
+
+# kinds whose statement placed the value itself: a `.to(self.device)` there may name a device the
+# object was told (or defaulted to) when it was built
+_PLACED_HERE = frozenset({"factory-without-device", "made-on-cpu", "cpu-device-string"})
+_MAX_BUILD_HOPS = 4
+
+
+def _device_argument(c: Culprit, frames: list[tuple[FrameType, int]]) -> Culprit | None:
+    """The statement that made the CPU value placed it on ``self.<attr>`` (``.to(self.device)``,
+    ``device=self.device``), which holds the CPU: the object was built without its device
+    argument (the parameter's default, ``device="cpu"``) or with the CPU. Follow the attribute
+    to the ``__init__`` parameter it was stored from, and that parameter to the call that built
+    the object, through classes that pass their own parameter on (``Encoder(..., device)``
+    inside ``Transformer.__init__``): the culprit is the outermost call that left it out."""
+    if c.kind not in _PLACED_HERE:
+        return None
+    where = c.made_at.partition("  ")[0]
+    path, _, line_text = where.rpartition(":")
+    if not line_text.isdigit():
+        return None
+    line = int(line_text)
+    frame, src = None, None
+    for f, n in reversed(frames):  # the frame running the function that holds the line
+        if _short(f.f_code.co_filename) != path:
+            continue
+        src = _source(f.f_code.co_filename)
+        fn = function_at(src, line) if src is not None else None
+        if fn is not None and fn is function_at(src, n):
+            frame = f
+            break
+    if src is None or frame is None:
+        return None
+    stmt_calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call)
+                  and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    target = None
+    for call in stmt_calls:
+        arg = kwarg(call, "device")
+        if arg is None and isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
+            arg = call.args[0]
+        if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "self":
+            target = arg
+            break
+    if target is None:
+        return None
+    ok, value = _lookup(target, frame)
+    if not ok or not str(value).startswith("cpu"):
+        return None
+    obj = frame.f_locals.get("self")
+    param = _stored_from(type(obj), target.attr)
+    if obj is None or param is None:
+        return None
+    chain = [f"`{_text(target)}` is {str(value)!r}: `{type(obj).__name__}` stores it from its `{param}` argument"]
+    cls: type | tuple[str, list[str]] = type(obj)
+    for _ in range(_MAX_BUILD_HOPS):
+        built = _build_call(cls[0] if isinstance(cls, tuple) else cls.__name__, frames)
+        if built is None:
+            return None
+        call_src, call, owner = built
+        passed = _passed(call, cls, param)
+        at = f"{_short(call_src.path)}:{call.lineno}"
+        name = cls[0] if isinstance(cls, tuple) else cls.__name__
+        if passed is None:
+            family, why, fix = KINDS["device-argument-omitted"]
+            chain.append(f"`{name}(...)` at {at} does not pass `{param}`, so its default is used")
+            return Culprit(expr=c.expr, role=c.role, made_at=f"{at}  {_statement_text(call_src, call.lineno)}",
+                           kind="device-argument-omitted", family=family, why=why,
+                           fix=fix.replace("<param>", param), chain=[*c.chain, *chain])
+        if isinstance(passed, ast.Name) and owner is not None and passed.id in owner[1]:
+            chain.append(f"`{name}(...)` at {at} passes `{passed.id}`, the `{owner[0]}` argument")
+            cls, param = owner, passed.id
+            continue
+        family, why, fix = KINDS["cpu-device-string"]
+        chain.append(f"`{name}(...)` at {at} passes `{_text(passed)}` as `{param}`")
+        return Culprit(expr=c.expr, role=c.role, made_at=f"{at}  {_statement_text(call_src, call.lineno)}",
+                       kind="cpu-device-string", family=family, why=why, fix=fix, chain=[*c.chain, *chain])
+    return None
+
+
+def _stored_from(cls: type, attr: str) -> str | None:
+    """The ``__init__`` parameter that ``self.<attr> = <param>`` stores, in the class or a base."""
+    for klass in getattr(cls, "__mro__", ()):
+        init = klass.__dict__.get("__init__")
+        if init is None or klass.__module__.startswith("torch."):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(init))
+            params = list(inspect.signature(init).parameters)
+        except (OSError, TypeError, ValueError):
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params and any(
+                    isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                    and t.value.id == "self" for t in n.targets):
+                return n.value.id
+    return None
+
+
+def _build_call(name: str, frames: list[tuple[FrameType, int]]
+                ) -> tuple[SourceFile, ast.Call, tuple[str, list[str]] | None] | None:
+    """The last call building the class ``name`` in the files of the traceback's frames, and the
+    class whose ``__init__`` holds it with that ``__init__``'s parameters after ``self`` (None at
+    module level or in a plain function)."""
+    seen: list[str] = []
+    for f, _ in frames:
+        if f.f_code.co_filename not in seen:
+            seen.append(f.f_code.co_filename)
+    for path in seen:
+        src = _source(path)
+        if src is None:
+            continue
+        calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and call_name(n) == name]
+        if not calls:
+            continue
+        call = max(calls, key=lambda n: n.lineno)
+        owner = None
+        for klass in (n for n in ast.walk(src.tree) if isinstance(n, ast.ClassDef)):
+            for fn in klass.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and \
+                        fn.lineno <= call.lineno <= (fn.end_lineno or fn.lineno):
+                    owner = (klass.name, [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:])
+        return src, call, owner
+    return None
+
+
+def _passed(call: ast.Call, cls: type | tuple[str, list[str]], param: str) -> ast.expr | None:
+    """What ``call`` passes for the ``__init__`` parameter ``param`` of ``cls`` (a live class, or
+    one met in the source as its name and positional parameters), by keyword or position."""
+    found = kwarg(call, param)
+    if found is not None:
+        return found
+    if isinstance(cls, tuple):
+        params = cls[1]
+    else:
+        try:
+            params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        except (TypeError, ValueError):
+            return None
+    if param in params and params.index(param) < len(call.args) and \
+            not any(isinstance(a, ast.Starred) for a in call.args[:params.index(param) + 1]):
+        return call.args[params.index(param)]
+    return None
+
+
+def _in_frames(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> bool:
+    """Is the function holding ``line`` one of the traceback's frames (still running)?"""
+    fn = function_at(src, line)
+    if fn is None:
+        return True  # module level: the script's own frame
+    lo, hi = fn.lineno, fn.end_lineno or fn.lineno
+    return any(f.f_code.co_filename == src.path and lo <= n <= hi for f, n in frames)
+
+
+def _entry_call(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> tuple[str, str, str] | None:
+    """Where the running program called the function, since returned, that made a value at
+    ``line`` of ``src``: ("path:line", the statement, the function's name), from the outermost
+    frame of the traceback in, among the statements that ran before its current line. A method
+    is also reached through its class (``data.Corpus(path)`` runs ``Corpus.tokenize``)."""
+    fn = function_at(src, line)
+    if fn is None:
+        return None
+    cls = next((c for c in ast.walk(src.tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    # the function itself first (dataset.get_edges(...)), its class only when no call names it
+    for name in (getattr(fn, "name", ""), cls.name if cls is not None else ""):
+        if not name:
+            continue
+        for f, n in frames:
+            caller_src = _source(f.f_code.co_filename)
+            if caller_src is None:
+                continue
+            scope = function_at(caller_src, n) or caller_src.tree
+            for node in _own_statements(scope):
+                end = getattr(node, "end_lineno", node.lineno) or node.lineno
+                if end >= n:
+                    continue
+                if any(isinstance(c, ast.Call) and call_name(c) == name for c in ast.walk(node)):
+                    text = _statement_text(caller_src, node.lineno)
+                    return f"{_short(caller_src.path)}:{node.lineno}", text, name
+    return None
+
+
+def _own_statements(scope: ast.AST) -> list[ast.stmt]:
+    """The simple statements of a function or module, in blocks too, not those of nested
+    functions and classes."""
+    found: list[ast.stmt] = []
+    todo = list(getattr(scope, "body", []))
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        blocks = [x for b in ("body", "handlers", "orelse", "finalbody") for x in getattr(node, b, None) or []]
+        if blocks:  # a compound statement: its blocks' statements, in order
+            todo[:0] = blocks
+        else:
+            found.append(node)
+    return found
 
 
 def _bound_in(frame: FrameType) -> Callable[[str, bool], bool]:

@@ -61,3 +61,22 @@ def test_a_saved_tensor_is_byte_for_byte_what_it_is_without_the_tracking(cuda):
     torch.save(plain, b)
     assert a.getvalue() == b.getvalue()
     assert not hasattr(tracked, "__dict__") or not tracked.__dict__
+
+
+def test_an_array_converted_with_from_numpy_is_made_at_the_conversion(cuda):
+    import numpy as np
+
+    t = torch.from_numpy(np.ones(3)); made = _line()  # noqa: E702
+    assert _origins.made_at(t) == (__file__, made)
+    assert torch.from_numpy.__name__ == "from_numpy"  # the wrapper passes for torch's own
+
+
+def test_a_new_tensor_over_known_memory_has_that_memorys_origin(cuda):
+    from torch.autograd import Variable
+
+    base = torch.zeros(4, 2); made = _line()  # noqa: E702
+    alias = Variable(base[1:3])  # a new tensor object no torch function mode sees
+    assert id(alias) not in _origins._made
+    assert _origins.made_at(alias) == (__file__, made)
+    assert _origins.made_at(torch.ones(0)) is not None  # an empty tensor keeps its own
+    assert _origins._shared_origin(torch.empty(0)) is None  # and shares no memory with another

@@ -58,6 +58,10 @@ _LAYER_OPS = ("addmm", "linear", "mm", "matmul", "conv", "convolution", "cudnn",
               "_convolution", "slow_conv", "thnn_conv", "lstm", "gru", "rnn", "bmm", "baddbmm")
 _LAYER_ARGS = {"weight", "mat2", "bias", "running_mean", "running_var", "weight_arr"}
 _INPUT_ARGS = {"mat1", "input", "self", "x"}
+# index methods whose receiver is written into (``out.index_add_(dim, index, source)``)
+_INDEXED_METHODS = frozenset({"index_add_", "index_add", "scatter_add_", "scatter_add", "scatter_", "scatter",
+                              "index_copy_", "index_copy", "index_fill_", "index_put_", "scatter_reduce_",
+                              "scatter_reduce", "gather", "index_select", "masked_scatter_", "put_"})
 _LOSS_WORDS = ("loss", "criterion", "crit")
 _LOADERS = ("loader", "dataloader", "dataset", "data_iter", "batches", "train_data", "val_data")
 MAX_HOPS = 8
@@ -200,6 +204,10 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "cpu-device-string": (
         "F3", "the value is placed on the CPU explicitly (`.to(\"cpu\")` or `device=\"cpu\"`)",
         "place it on the device of the other operand: `.to(<other>.device)`"),
+    "device-argument-omitted": (
+        "F3", "the object that made the value places it on the device it was built with, and it "
+              "was built without its device argument: the default (the CPU) was used",
+        "pass the device when building it: `<param>=device`"),
     "made-on-cpu": (
         "F4", "the running program made this tensor on the CPU at that line, and nothing moved it "
               "to the accelerator before it met the other operand",
@@ -216,6 +224,7 @@ KIND_RANK = {
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
     "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
     "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1, "made-on-cpu": 5,
+    "device-argument-omitted": 3,
 }
 
 
@@ -458,6 +467,10 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
             add("operand", n.value)
             add("index", target.slice)
             add("indexed", target.value)
+        elif isinstance(n, ast.AugAssign):
+            # total += x.sum(): the running total is the other operand (a counter made on the CPU)
+            add("operand", n.target)
+            add("operand", n.value)
     # (a nested op is not an operand itself: its own operands are, as the walk reaches them)
     for n in every:
         if isinstance(n, ast.BinOp) and not isinstance(n.op, ast.Mod):
@@ -476,6 +489,12 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
                 add("operand", e)
         elif name in ("where",) and len(c.args) == 3:
             for a in c.args:
+                add("operand", a)
+        elif isinstance(c.func, ast.Attribute) and name in _INDEXED_METHODS:
+            # out.index_add_(0, idx, src): the tensor written into is an operand like the others
+            # (a buffer made without device= while the index and source are on the GPU)
+            add("self", c.func.value)
+            for a in c.args[1:]:
                 add("operand", a)
         elif isinstance(c.func, ast.Attribute) and name in (
                 "add", "sub", "mul", "div", "matmul", "mm", "bmm", "add_", "sub_", "mul_", "div_",

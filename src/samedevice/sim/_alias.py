@@ -238,6 +238,7 @@ def enable() -> None:
         _register_serialization()
         _respell_fake_tensor_errors()
         _saved_tensor_hooks_under_alias()
+        _origins.follow_from_numpy()
         _serialization_registered = True
     _follow_threads()
 

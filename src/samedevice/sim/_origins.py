@@ -15,13 +15,16 @@ each CPU result here:
 Only the origin is kept (file, line), in a table of weak references: nothing is added to the
 tensor itself (a checkpoint the program saves stays byte for byte what it was), and a tensor
 freed is forgotten.
-Tensors PyTorch makes without a torch call the mode sees (``torch.from_numpy``, the legacy
-``torch.FloatTensor(...)`` constructors, ``torch.load``) have no origin; the first torch call on
-one that yields a new CPU tensor records that call's line.
+``torch.from_numpy`` is no torch call a mode sees, so ``follow_from_numpy`` wraps it: the
+array a program converts is the commonest data it forgets to move. Tensors PyTorch makes
+without any call the mode sees (the legacy ``torch.FloatTensor(...)`` constructors,
+``torch.load``) have no origin; the first torch call on one that yields a new CPU tensor records
+that call's line.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -125,5 +128,54 @@ def note(args: tuple, result: Any) -> None:
 
 
 def made_at(value: Any) -> tuple[str, int] | None:
-    """(file, line) where the program made this CPU tensor, when the alias saw it."""
-    return _origin(value) if isinstance(value, _Tensor) else None
+    """(file, line) where the program made this CPU tensor, when the alias saw it; else that of
+    a tensor the alias saw that shares its memory (``Variable(x[i:j])``, ``x.data``, a tensor a
+    C extension returned as a view make a new tensor no mode sees)."""
+    if not isinstance(value, _Tensor):
+        return None
+    origin = _origin(value)
+    if origin is None:
+        origin = _shared_origin(value)
+    return origin
+
+
+def _shared_origin(value: _Tensor) -> tuple[str, int] | None:
+    """The origin of a known tensor over the same memory (asked once, after an error: a scan)."""
+    try:
+        storage = value.untyped_storage()
+        if storage.nbytes() == 0:
+            return None
+        ptr = storage.data_ptr()
+    except Exception:  # a tensor without storage (sparse, meta, a wrapper subclass)
+        return None
+    for ref, origin in list(_made.values()):
+        t = ref()
+        if t is None or t.layout != torch.strided or t.is_meta:
+            continue
+        try:
+            if t.untyped_storage().data_ptr() == ptr:
+                return origin
+        except Exception:
+            continue
+    return None
+
+
+_from_numpy = None  # torch's own, once wrapped
+
+
+def follow_from_numpy() -> None:
+    """Make ``torch.from_numpy`` record where it was called (once; the result is torch's own)."""
+    global _from_numpy
+    if _from_numpy is not None:
+        return
+    original = _from_numpy = torch.from_numpy
+    is_compiling = torch.compiler.is_compiling
+
+    @functools.wraps(original)
+    def from_numpy(ndarray: Any) -> _Tensor:
+        result = original(ndarray)
+        if not is_compiling():  # Dynamo's fake tensors are not the program's
+            note((), result)
+        return result
+
+    torch.from_numpy = from_numpy

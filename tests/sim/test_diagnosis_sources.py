@@ -1,0 +1,127 @@
+"""Where the diagnosis says a CPU operand came from, for the sources the failing statement alone
+does not show: the tensor an index op writes into, a running total, an array converted with
+``torch.from_numpy`` (and a new tensor over its memory), data a loader function returned, and a
+device the object was built without."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+
+def diagnose(tmp_path, code: str) -> dict:
+    (tmp_path / "prog.py").write_text(textwrap.dedent(code))
+    r = subprocess.run([sys.executable, "-m", "samedevice", "run", "--diagnosis-json", "d.json", "prog.py"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 1, r.stderr
+    return json.loads((tmp_path / "d.json").read_text())
+
+
+def test_the_tensor_an_index_op_writes_into_is_an_operand(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+        idx = torch.tensor([0, 2], device="cuda")
+        src = torch.ones(2, 3, device="cuda")
+        out = torch.zeros(4, 3)
+        out.index_add_(0, idx, src)
+    ''')
+    assert d["statement"] == "out.index_add_(0, idx, src)"
+    assert {"expr": "out", "role": "self", "device": "cpu"} in d["operands"]
+    assert (d["culprit"]["expr"], d["culprit"]["made_at"]) == ("out", "prog.py:5  out = torch.zeros(4, 3)")
+    assert d["culprit"]["kind"] == "factory-without-device"
+
+
+def test_a_running_total_is_an_operand_of_its_augmented_assignment(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+
+
+        def accuracy(batches):
+            correct = torch.zeros(1)
+            for x in batches:
+                correct += (x > 0).sum()
+            return correct
+
+
+        accuracy([torch.ones(3, device="cuda")])
+    ''')
+    assert d["statement"] == "correct += (x > 0).sum()"
+    assert (d["culprit"]["expr"], d["culprit"]["made_at"]) == ("correct", "prog.py:6  correct = torch.zeros(1)")
+
+
+def test_an_array_converted_unmoved_is_named_through_a_new_tensor_over_its_memory(tmp_path):
+    """``Variable(x[i:j])`` makes a tensor no torch function mode sees; it shares the memory of
+    the slice of ``x``, which ``torch.from_numpy`` made at line 6."""
+    d = diagnose(tmp_path, '''
+        import numpy as np
+        import torch
+        from torch.autograd import Variable
+
+        data = torch.from_numpy(np.ones((4, 3), dtype=np.float32))
+        model = torch.nn.Linear(3, 2).cuda()
+        batch = Variable(data[0:2])
+        model(batch)
+    ''')
+    assert d["culprit"]["expr"] == "batch"
+    assert d["culprit"]["made_at"] == "prog.py:6  data = torch.from_numpy(np.ones((4, 3), dtype=np.float32))"
+
+
+def test_data_a_returned_loader_made_is_named_at_the_call_that_brought_it_in(tmp_path):
+    d = diagnose(tmp_path, '''
+        import numpy as np
+        import torch
+
+
+        def load(n):
+            raw = torch.FloatTensor(np.ones((n, 3)))
+            scale = 1 / raw.sum(dim=1)
+            return scale[:, None] * raw, torch.arange(n)
+
+
+        features, labels = load(4)
+        model = torch.nn.Linear(3, 2).cuda()
+        model(features)
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["kind"], d["family"]) == ("features", "input-not-moved", "F3")
+    assert d["culprit"]["made_at"] == "prog.py:12  features, labels = load(4)"
+
+
+def test_a_device_the_model_was_built_without_is_named_at_the_outermost_call_that_left_it_out(tmp_path):
+    """``Encoder`` places its positions on ``self.device``, its ``device`` argument, which
+    ``Net`` passes on from its own; ``Net()`` is built without it, so the default "cpu" is used.
+    The modules' ``device`` attributes say "cpu" while their weights are on the GPU: where a
+    module is, is where its weights are."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self, device="cpu"):
+                super().__init__()
+                self.device = device
+                self.emb = nn.Embedding(8, 4)
+
+            def forward(self, n):
+                positions = torch.arange(n).to(self.device)
+                return self.emb(positions)
+
+
+        class Net(nn.Module):
+            def __init__(self, size=4, device="cpu"):
+                super().__init__()
+                self.encoder = Encoder(device)
+
+            def forward(self, n):
+                return self.encoder(n)
+
+
+        model = Net(4).to("cuda")
+        model(3)
+    ''')
+    assert d["statement"] == "return self.emb(positions)"
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("positions", "device-argument-omitted")
+    assert d["culprit"]["made_at"] == 'prog.py:26  model = Net(4).to("cuda")'
+    assert "device=device" in d["culprit"]["fix"]
