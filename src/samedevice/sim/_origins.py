@@ -60,11 +60,16 @@ def _user_site(depth: int) -> tuple[str, int] | None:
         f = sys._getframe(depth)
     except ValueError:
         return None
+    internal = _internal  # filename -> bool, looked up inline: this runs for every factory call
     for _ in range(_MAX_DEPTH):
         if f is None:
             return None
-        if not _is_internal(f.f_code.co_filename):
-            return f.f_code.co_filename, f.f_lineno
+        name = f.f_code.co_filename
+        known = internal.get(name)
+        if known is None:
+            known = _is_internal(name)
+        if not known:
+            return name, f.f_lineno
         f = f.f_back
     return None
 
@@ -88,18 +93,22 @@ def _drop(ref: _Ref) -> None:
         _made.pop(ref.key, None)
 
 
+_SEQUENCES = (list, tuple)
+
+
 def _known_input(args: tuple) -> tuple[str, int] | None:
     """The origin of the first tensor among the call's arguments (and the items of a list or
     tuple given, as ``torch.cat`` takes them) that has one."""
+    made = _made
     for a in args:
         if isinstance(a, _Tensor):
-            entry = _made.get(id(a))
+            entry = made.get(id(a))
             if entry is not None and entry[0]() is a:
                 return entry[1]
-        elif isinstance(a, list | tuple):
+        elif type(a) in _SEQUENCES:
             for b in a[:8]:
                 if isinstance(b, _Tensor):
-                    entry = _made.get(id(b))
+                    entry = made.get(id(b))
                     if entry is not None and entry[0]() is b:
                         return entry[1]
     return None
@@ -110,8 +119,9 @@ def note(args: tuple, result: Any) -> None:
     was made."""
     if not result.is_cpu:
         return
+    made = _made
     key = id(result)
-    entry = _made.get(key)
+    entry = made.get(key)
     if entry is not None and entry[0]() is result:
         return  # in place: it was made before
     origin = _known_input(args) if args else None
@@ -124,7 +134,7 @@ def note(args: tuple, result: Any) -> None:
     except TypeError:
         return  # a tensor that cannot be weakly referenced: no origin
     ref.key = key
-    _made[key] = (ref, origin)
+    made[key] = (ref, origin)
 
 
 def made_at(value: Any) -> tuple[str, int] | None:
