@@ -207,6 +207,8 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             culprit = None  # the static origin is of an operand the live program has on the right device
         if culprit is None and odd:
             culprit = _live_culprit(odd[0], frame, src, diag, project)
+        if culprit is None and odd and odd[0]["role"] == "generator":
+            culprit = _generator_culprit(odd[0], src, diag)
         if odd:
             seen = _seen_made(odd, culprit, facts, project, frames)
             if seen is not None:
@@ -380,7 +382,10 @@ def _source(path: str) -> SourceFile | None:
 
 
 def _odd(operands: list[dict], facts: dict) -> list[dict]:
-    """The operands on the wrong side: on the CPU when the others are on an accelerator."""
+    """The operands on the wrong side: on the CPU when the others are on an accelerator; for a
+    generator's error (T8), the generator, whichever side it is on."""
+    if facts.get("template") == "T8":
+        return [o for o in operands if o["role"] == "generator"]
     devices = {o["device"] for o in operands if "," not in o["device"] and o["device"] != "no parameters"}
     # the message names the two sides when the statement's other operand is not a plain name
     devices |= {d for d in facts.get("devices") or [] if isinstance(d, str)}
@@ -441,6 +446,21 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
                           + (" (not one of its parameters or buffers)" if is_module else "")])
 
 
+def _generator_culprit(odd: dict, src: SourceFile, diag: Diagnosis) -> Culprit | None:
+    """A generator on the other device than the op that draws from it: where it was made."""
+    node = _parse_expr(odd["expr"])
+    if not isinstance(node, ast.Name):
+        return None
+    found = binding_of(src, diag.line, node.id)
+    if found is None:
+        return None
+    family, why, fix = KINDS["generator-on-other-device"]
+    return Culprit(expr=odd["expr"], role="generator",
+                   made_at=f"{diag.path}:{found.lineno}  {_statement_text(src, found.lineno)}",
+                   kind="generator-on-other-device", family=family, why=why, fix=fix,
+                   chain=[f"`{odd['expr']}` is a generator on {odd['device']}, the op runs on the other device"])
+
+
 def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, diag: Diagnosis,
                     project: Project) -> Culprit | None:
     """A layer on the CPU: added after its model moved (the model is on the GPU), or a model
@@ -478,15 +498,36 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
         why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
     else:
         found = binding_of(outer, where, name)
-        while found is not None and _wraps(found, name):
-            # model = torch.compile(model) / DDP(model): the model itself was bound before
-            earlier = binding_of(outer, found.lineno, name)
+        aliases = [name]
+        for _ in range(8):
+            if found is None:
+                break
+            if _wraps(found, name):
+                # model = torch.compile(model) / DDP(model): the model itself was bound before
+                earlier = binding_of(outer, found.lineno, name)
+            else:
+                # raw_model = model.module if ddp else model: the same model under another name
+                other = _aliased(found)
+                if other is None or other in aliases:
+                    break
+                aliases.append(other)
+                earlier = binding_of(outer, found.lineno, other)
+                name = other
             if earlier is None or earlier.lineno >= found.lineno:
                 break
             found = earlier
         made = f"{_short(outer.path)}:{found.lineno}  {outer.lines[found.lineno - 1].strip()}" if found is not None else None
         kind = "model-not-moved"
         why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
+        back = _moved_back(outer, aliases)
+        if back is not None and back.lineno > where and function_at(outer, back.lineno) is function_at(outer, where) \
+                and not _in_one_loop(outer, where, back.lineno):
+            back = None  # later in the code that is running, outside a loop around both: not run yet
+        if back is not None:
+            # it was moved, then a later phase (a checkpoint's `model.cpu().state_dict()`) moved
+            # it to the CPU and nothing moved it back
+            made, kind = f"{_short(outer.path)}:{back.lineno}  {_statement_text(outer, back.lineno)}", "model-moved-to-cpu"
+            why_live += f"; `{_text(back.func.value)}.{back.func.attr}(...)` at line {back.lineno} moved it there"
     if made is None:
         return None
     family, why, fix = KINDS[kind]
@@ -786,6 +827,51 @@ def _wraps(stmt: ast.AST, name: str) -> bool:
     value = getattr(stmt, "value", None)
     return isinstance(stmt, ast.Assign) and isinstance(value, ast.Call) and any(
         isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+
+def _in_one_loop(src: SourceFile, a: int, b: int) -> bool:
+    """Do lines ``a`` and ``b`` lie in one loop's body (so the later one may have run before)?"""
+    return any(isinstance(n, ast.For | ast.AsyncFor | ast.While)
+               and n.lineno <= min(a, b) and max(a, b) <= (n.end_lineno or n.lineno) for n in ast.walk(src.tree))
+
+
+def _aliased(stmt: ast.AST) -> str | None:
+    """``raw_model = model.module if ddp else model`` / ``net = model`` / ``m = model.module``:
+    the other name this binding gives the same object, else None."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(stmt, ast.Assign) or value is None:
+        return None
+    branches = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+    for b in branches:
+        if isinstance(b, ast.Attribute) and b.attr in ("module", "_orig_mod") and isinstance(b.value, ast.Name):
+            return b.value.id
+        if isinstance(b, ast.Name):
+            return b.id
+    return None
+
+
+def _moved_back(src: SourceFile, names: list[str]) -> ast.Call | None:
+    """The last ``<name>.cpu()`` / ``<name>.to("cpu")`` on one of the names a model goes by, in
+    a file where it is also moved to an accelerator: the phase that took it off the device."""
+    moved_back: list[ast.Call] = []
+    moved_to_device = False
+    for n in ast.walk(src.tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in names):
+            continue
+        if n.func.attr == "cpu" and not n.args:
+            moved_back.append(n)
+        elif n.func.attr == "to" and n.args:
+            target = n.args[0]
+            if isinstance(target, ast.Constant) and target.value == "cpu":
+                moved_back.append(n)
+            else:
+                moved_to_device = True
+        elif n.func.attr == "cuda":
+            moved_to_device = True
+    if not moved_back or not moved_to_device:
+        return None
+    return max(moved_back, key=lambda c: c.lineno)
 
 
 def _parse_expr(expr: str) -> ast.AST | None:

@@ -125,3 +125,70 @@ def test_a_device_the_model_was_built_without_is_named_at_the_outermost_call_tha
     assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("positions", "device-argument-omitted")
     assert d["culprit"]["made_at"] == 'prog.py:26  model = Net(4).to("cuda")'
     assert "device=device" in d["culprit"]["fix"]
+
+
+def test_of_two_operands_on_the_cpu_the_one_python_evaluates_first_is_the_culprit(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Norm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(3)
+                self.shift = torch.zeros(3)
+
+            def forward(self, x):
+                return self.scale * x + self.shift
+
+
+        Norm().cuda()(torch.ones(3, device="cuda"))
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["made_at"]) == ("self.scale", "prog.py:9  self.scale = torch.ones(3)")
+
+
+def test_a_move_whose_result_is_dropped_is_named_where_it_was_dropped(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+
+        model = torch.nn.Linear(3, 2).cuda()
+        for x in [torch.ones(2, 3)]:
+            x.to("cuda")
+            model(x)
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("x", "move-result-discarded")
+    assert d["culprit"]["made_at"] == 'prog.py:6  x.to("cuda")'
+    assert d["culprit"]["fix"] == "keep the result: `x = x.to(device)`"
+
+
+def test_a_model_a_checkpoint_moved_to_the_cpu_is_named_at_that_move_through_its_alias(tmp_path):
+    """``raw = model`` names the same model; ``raw.cpu()`` in the checkpoint step took it off the
+    GPU, and the next step meets GPU data."""
+    d = diagnose(tmp_path, '''
+        import io
+        import torch
+
+        model = torch.nn.Linear(3, 2)
+        model.to("cuda")
+        raw = model
+        for step in range(2):
+            out = raw(torch.ones(1, 3, device="cuda"))
+            if step == 0:
+                torch.save(raw.cpu().state_dict(), io.BytesIO())
+    ''')
+    assert (d["culprit"]["kind"], d["family"]) == ("model-moved-to-cpu", "F6")
+    assert d["culprit"]["made_at"] == "prog.py:11  torch.save(raw.cpu().state_dict(), io.BytesIO())"
+
+
+def test_a_generator_on_the_other_device_is_named_where_it_was_made(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+
+        weights = torch.ones(5)
+        generator = torch.Generator(device="cuda").manual_seed(0)
+        torch.multinomial(weights, 1, generator=generator)
+    ''')
+    assert d["template"] == "T8"
+    assert (d["culprit"]["expr"], d["culprit"]["kind"], d["family"]) == ("generator", "generator-on-other-device", "F9")
+    assert d["culprit"]["made_at"].startswith("prog.py:5  generator = torch.Generator(device=\"cuda\")")

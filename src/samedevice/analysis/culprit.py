@@ -204,6 +204,19 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "cpu-device-string": (
         "F3", "the value is placed on the CPU explicitly (`.to(\"cpu\")` or `device=\"cpu\"`)",
         "place it on the device of the other operand: `.to(<other>.device)`"),
+    "generator-on-other-device": (
+        "F9", "a random-number generator draws only for tensors on its own device, and this op "
+              "runs on the other one",
+        "make the generator where the op's tensors are: `torch.Generator(device=x.device)`"),
+    "move-result-discarded": (
+        "F3", "`tensor.to(device)` returns a moved copy and leaves the tensor where it is (only a "
+              "module's `.to()` moves it in place); the copy was dropped",
+        "keep the result: `x = x.to(device)`"),
+    "model-moved-to-cpu": (
+        "F6", "the model was moved to the accelerator, then a later phase (saving a checkpoint, "
+              "an evaluation on the CPU) moved it to the CPU with `.cpu()` and nothing moved it back",
+        "save a copy without moving the model (`model.state_dict()` as it is, or "
+        "`{k: v.cpu() for k, v in model.state_dict().items()}`), or move it back after: `model.to(device)`"),
     "device-argument-omitted": (
         "F3", "the object that made the value places it on the device it was built with, and it "
               "was built without its device argument: the default (the CPU) was used",
@@ -224,7 +237,8 @@ KIND_RANK = {
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
     "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
     "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1, "made-on-cpu": 5,
-    "device-argument-omitted": 3,
+    "device-argument-omitted": 3, "model-moved-to-cpu": 2,
+    "move-result-discarded": 1, "generator-on-other-device": 1,
 }
 
 
@@ -472,15 +486,16 @@ def operands(src: SourceFile, nodes: list[ast.AST], facts: dict) -> list[tuple[s
             add("operand", n.target)
             add("operand", n.value)
     # (a nested op is not an operand itself: its own operands are, as the walk reaches them)
+    sides: list[ast.AST] = []
     for n in every:
         if isinstance(n, ast.BinOp) and not isinstance(n.op, ast.Mod):
-            for side in (n.left, n.right):
-                if not isinstance(side, ast.BinOp | ast.Compare):
-                    add("operand", side)
+            sides += [side for side in (n.left, n.right) if not isinstance(side, ast.BinOp | ast.Compare)]
         elif isinstance(n, ast.Compare):
-            for side in (n.left, *n.comparators):
-                if not isinstance(side, ast.BinOp | ast.Compare):
-                    add("operand", side)
+            sides += [side for side in (n.left, *n.comparators) if not isinstance(side, ast.BinOp | ast.Compare)]
+    # in the order Python evaluates them: in `self.scale * x + self.shift` the product fails first,
+    # so of two operands on the CPU `self.scale` is the one the error is about
+    for side in sorted(sides, key=lambda e: (e.lineno, e.col_offset)):
+        add("operand", side)
     for c in calls:
         name = _call_name(c)
         if name in ("cat", "stack", "concat", "hstack", "vstack") and c.args and \
@@ -912,6 +927,12 @@ class _Tracer:
                 continue
             stmt, value = defs[-1]
             self.chain.append(f"`{name}` assigned at line {stmt.lineno}")
+            dropped = _discarded_move(sc, name, stmt.lineno, before) if role != "weight" else None
+            if dropped is not None:
+                # x.to(device) on a line of its own: a tensor's move returns a new tensor (only a
+                # module's moves it in place), so x itself stays where it was
+                self.chain.append(f"`{_src(self.src, dropped.value)}` at line {dropped.lineno} drops the moved copy")
+                return "move-result-discarded", dropped
             if _sibling_moved(stmt, name):
                 # x, y = x.to(device), y: the statement moves the batch's other parts, not this one
                 return "input-not-moved", stmt
@@ -1139,6 +1160,18 @@ class _Tracer:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name:
                             return "layer-created-after-move", n
         return None
+
+
+def _discarded_move(scope: ast.AST, name: str, after: int, before: int) -> ast.Expr | None:
+    """A statement ``name.to(...)`` / ``name.cuda()`` whose result nothing keeps, between the
+    binding of ``name`` (line ``after``) and its use (line ``before``)."""
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Expr) and after <= n.lineno < before and isinstance(n.value, ast.Call):
+            f = n.value.func
+            if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and isinstance(f.value, ast.Name) \
+                    and f.value.id == name:
+                return n
+    return None
 
 
 def _sibling_moved(stmt: ast.AST, name: str) -> bool:
