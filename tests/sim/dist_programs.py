@@ -51,6 +51,26 @@ def ddp_training(rank: int, port: int, device_kind: str, out_dir: str, bug: bool
         dist.destroy_process_group()
 
 
+def ddp_input_on_another_gpu(rank: int, port: int, out_dir: str) -> None:
+    """Each rank feeds DDP (given its device_ids) a batch on cuda:0: DDP copies it onto the rank's own GPU (through a
+    copy stream, as on CUDA), so the forward runs; a label left on cuda:0 then meets rank 1's
+    output on cuda:1."""
+    device = _setup(rank, port, "cuda")
+    try:
+        torch.manual_seed(0)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2).to(device), device_ids=[rank])
+        out = ddp(torch.randn(8, 4, device="cuda:0"))
+        with open(os.path.join(out_dir, f"rank{rank}.out"), "w") as f:
+            f.write(str(out.device))
+        labels = torch.zeros(8, dtype=torch.long, device="cuda:0")
+        torch.nn.functional.cross_entropy(out, labels)
+    except Exception as e:
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as f:
+            f.write(f"{type(e).__name__}: {e}")
+    finally:
+        dist.destroy_process_group()
+
+
 def nccl_semantics(rank: int, port: int, device_kind: str, out_dir: str, bug: bool) -> None:
     """What NCCL does that Gloo does not: integer averages; object collectives on the device."""
     device = _setup(rank, port, device_kind)

@@ -47,6 +47,15 @@ def test_ddp_on_two_simulated_ranks_matches_gloo_on_the_cpu(tmp_path):
     assert sim[0]["count"].item() == 16
 
 
+def test_ddp_copies_an_input_from_another_gpu_onto_its_module_as_on_cuda(tmp_path):
+    mp.spawn(dist_programs.ddp_input_on_another_gpu, args=(_port(), str(tmp_path)), nprocs=2)
+    assert [(tmp_path / f"rank{r}.out").read_text() for r in range(2)] == ["cuda:0", "cuda:1"]
+    assert not (tmp_path / "rank0.err").exists()
+    assert (tmp_path / "rank1.err").read_text() == (
+        "RuntimeError: Expected all tensors to be on the same device, but got target is on cuda:0, "
+        "different from other tensors on cuda:1 (when checking argument in method wrapper_CUDA_nll_loss_forward)")
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
 @pytest.mark.parametrize("teardown", ["destroy", "exit"])
 def test_gloos_threads_stop_when_the_group_is_torn_down(tmp_path, teardown):

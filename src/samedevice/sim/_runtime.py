@@ -266,9 +266,17 @@ def _patch_data_parallel() -> None:
                      ("reduce_add", _reduce_add), ("reduce_add_coalesced", _reduce_add_coalesced),
                      ("scatter", _scatter), ("gather", _gather)):
         _wrap(comm, name, fn)
-    # Streams for host-to-device copies: none exist on the simulated device.
-    _wrap(_functions, "_get_stream", lambda device: None)
+    # Streams for copies between devices: the simulated device has its current stream, which
+    # serves as each copy's background stream (DistributedDataParallel enters it unguarded when it
+    # moves an input from another GPU onto the module's)
+    _wrap(_functions, "_get_stream", _copy_stream)
     _alias_data_parallel()
+
+
+def _copy_stream(device: torch.device) -> torch.Stream | None:
+    if torch.device(device).type == "cpu":
+        return None
+    return torch.accelerator.current_stream()
 
 
 def _alias_data_parallel() -> None:
