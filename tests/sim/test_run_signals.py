@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reas
 WAITS_FOR_SIGNAL = """\
 import os, sys, time, pathlib
 marker = pathlib.Path(sys.argv[1])
-marker.write_text(f"started {os.getpid()}")
 try:
+    marker.write_text(f"started {os.getpid()}")  # inside the try: the signal may follow at once
     while True:
         time.sleep(0.05)
 except KeyboardInterrupt:
@@ -42,10 +42,39 @@ def _start(tmp_path: Path, source: str, *extra: str) -> tuple[subprocess.Popen, 
     return proc, marker
 
 
+def _session(sid: int) -> str:
+    """pid, state, kernel wait and command line of each process left in the session ``sid``."""
+    rows = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            fields = stat[stat.rfind(")") + 2:].split()
+            if int(fields[3]) != sid:
+                continue
+            status = dict(line.split(":", 1) for line in Path(f"/proc/{name}/status").read_text().splitlines())
+            rows.append(f"{name} {fields[0]} wchan={Path(f'/proc/{name}/wchan').read_text()} "
+                        f"SigCgt={status['SigCgt'].strip()} SigIgn={status['SigIgn'].strip()} "
+                        f"{Path(f'/proc/{name}/cmdline').read_text().replace(chr(0), ' ')}")
+        except (OSError, ValueError, IndexError, KeyError):
+            continue
+    return "\n".join(rows)
+
+
+def _communicate(proc: subprocess.Popen) -> str:
+    """The stderr of ``proc``; past a minute, a failure that says what each process was doing."""
+    try:
+        return proc.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        left = _session(proc.pid)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"run did not end a minute after the signal; its session:\n{left}")
+
+
 def test_sigint_to_run_reaches_the_programs_keyboardinterrupt_cleanup(tmp_path):
     proc, marker = _start(tmp_path, WAITS_FOR_SIGNAL)
     os.kill(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    err = _communicate(proc)
     assert (proc.returncode, marker.read_text()) == (3, "cleaned up"), err  # it was SIGKILLed
 
 
@@ -53,10 +82,31 @@ def test_sigterm_to_run_ends_the_program_and_reports_128_plus_n(tmp_path):
     proc, marker = _start(tmp_path, WAITS_FOR_SIGNAL)
     child = int(marker.read_text().split()[1])
     os.kill(proc.pid, signal.SIGTERM)
-    proc.communicate(timeout=60)
+    _communicate(proc)
     assert proc.returncode == 128 + signal.SIGTERM
     with pytest.raises(ProcessLookupError):  # it was left running as an orphan
         os.kill(child, 0)
+
+
+def test_a_signal_to_run_while_it_starts_the_program_is_forwarded_once_it_has(tmp_path, monkeypatch):
+    from samedevice.sim import _child
+
+    real_popen = _child.subprocess.Popen
+    reached_the_caller = []
+
+    def popen_after_a_sigterm(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives between the call and the child's start
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(_child.subprocess, "Popen", popen_after_a_sigterm)
+    previous = signal.signal(signal.SIGTERM, lambda *_: reached_the_caller.append(True))
+    try:
+        status = _child.run([sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    # before, the handlers came after the child's start: the signal ended `run` (here, reached
+    # this test's handler) and the program ran on as an orphan
+    assert (status, reached_the_caller) == (128 + signal.SIGTERM, [])
 
 
 def test_a_program_killed_by_a_signal_exits_128_plus_n(tmp_path):

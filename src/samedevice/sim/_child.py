@@ -115,20 +115,30 @@ def run(cmd: Sequence[str], env: dict[str, str]) -> int:
     """Run ``cmd`` to its end; its exit status, or 128+N if a signal N killed it."""
     reaping = _become_subreaper()
     before = _children() if reaping else set()
-    child = subprocess.Popen(list(cmd), env=env)
-    before.discard(child.pid)
     from_terminal = _terminal_signals_the_child()
+    started: list[subprocess.Popen] = []
+    early: list[int] = []  # signals that came before the child existed
 
     def forward(signum: int, _frame: object) -> None:
         if signum == signal.SIGINT and from_terminal:
             return  # the child has it already; a second one would interrupt its cleanup
+        if not started:
+            early.append(signum)
+            return
         try:
-            child.send_signal(signum)
+            started[0].send_signal(signum)
         except ProcessLookupError:
             pass
 
+    # the handlers are in place before the child starts: a signal in between would otherwise end
+    # `run` by KeyboardInterrupt (or by SIGTERM) and leave the program running as an orphan
     previous = {s: signal.signal(s, forward) for s in FORWARDED}
     try:
+        child = subprocess.Popen(list(cmd), env=env)
+        started.append(child)
+        before.discard(child.pid)
+        for signum in early:
+            forward(signum, None)
         while True:
             try:
                 status = child.wait()
