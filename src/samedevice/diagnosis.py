@@ -663,7 +663,7 @@ def _device_argument(c: Culprit, frames: list[tuple[FrameType, int]]) -> Culprit
     if obj is None or param is None:
         return None
     chain = [f"`{_text(target)}` is {str(value)!r}: `{type(obj).__name__}` stores it from its `{param}` argument"]
-    cls: type | tuple[str, list[str]] = type(obj)
+    cls: type | tuple[str, list[str], int] = type(obj)
     for _ in range(_MAX_BUILD_HOPS):
         built = _build_call(cls[0] if isinstance(cls, tuple) else cls.__name__, frames)
         if built is None:
@@ -713,10 +713,13 @@ def _stored_from(cls: type, attr: str) -> str | None:
 
 
 def _build_call(name: str, frames: list[tuple[FrameType, int]]
-                ) -> tuple[SourceFile, ast.Call, tuple[str, list[str]] | None] | None:
-    """The last call building the class ``name`` in the files of the traceback's frames, and the
-    class whose ``__init__`` holds it with that ``__init__``'s parameters after ``self`` (None at
-    module level or in a plain function)."""
+                ) -> tuple[SourceFile, ast.Call, tuple[str, list[str], int] | None] | None:
+    """The call building the class ``name`` in the files of the traceback's frames, and the
+    class whose ``__init__`` holds it: (its name, that ``__init__``'s parameters after ``self``,
+    how many of them are positional), None at module level or in a plain function.
+
+    Of several such calls, one that ran is taken: a call in a function still running (a frame's,
+    at or before the frame's current line), else in a function since returned, else the last."""
     seen: list[str] = []
     for f, _ in frames:
         if f.f_code.co_filename not in seen:
@@ -728,28 +731,45 @@ def _build_call(name: str, frames: list[tuple[FrameType, int]]
         calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and call_name(n) == name]
         if not calls:
             continue
-        call = max(calls, key=lambda n: n.lineno)
+        call = max(calls, key=lambda n: (_ran(src, n.lineno, frames), n.lineno))
         owner = None
         for klass in (n for n in ast.walk(src.tree) if isinstance(n, ast.ClassDef)):
             for fn in klass.body:
                 if isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and \
                         fn.lineno <= call.lineno <= (fn.end_lineno or fn.lineno):
-                    owner = (klass.name, [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:])
+                    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:]
+                    owner = (klass.name, [*positional, *(a.arg for a in fn.args.kwonlyargs)], len(positional))
         return src, call, owner
     return None
 
 
-def _passed(call: ast.Call, cls: type | tuple[str, list[str]], param: str) -> ast.expr | None:
+def _ran(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> int:
+    """2: ``line`` is in a function a frame is running, at or before that frame's line (it ran);
+    1: in no running function (a function since returned, or the module of no frame); 0: in a
+    running function, after its current line (it has not run yet)."""
+    fn = function_at(src, line)
+    lo, hi = (fn.lineno, fn.end_lineno or fn.lineno) if fn is not None else (None, None)
+    for f, n in frames:
+        if f.f_code.co_filename != src.path:
+            continue
+        if (fn is None and function_at(src, n) is None) or (fn is not None and lo <= n <= hi):
+            return 2 if line <= n else 0
+    return 1
+
+
+def _passed(call: ast.Call, cls: type | tuple[str, list[str], int], param: str) -> ast.expr | None:
     """What ``call`` passes for the ``__init__`` parameter ``param`` of ``cls`` (a live class, or
-    one met in the source as its name and positional parameters), by keyword or position."""
+    one met in the source as its name, parameters and how many are positional), by keyword or
+    position (a keyword-only parameter by keyword alone)."""
     found = kwarg(call, param)
     if found is not None:
         return found
     if isinstance(cls, tuple):
-        params = cls[1]
+        params = cls[1][:cls[2]]
     else:
         try:
-            params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+            params = [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                      if p.name != "self" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         except (TypeError, ValueError):
             return None
     if param in params and params.index(param) < len(call.args) and \

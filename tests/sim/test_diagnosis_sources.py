@@ -192,3 +192,73 @@ def test_a_generator_on_the_other_device_is_named_where_it_was_made(tmp_path):
     assert d["template"] == "T8"
     assert (d["culprit"]["expr"], d["culprit"]["kind"], d["family"]) == ("generator", "generator-on-other-device", "F9")
     assert d["culprit"]["made_at"].startswith("prog.py:5  generator = torch.Generator(device=\"cuda\")")
+
+
+def test_a_keyword_only_device_argument_is_followed_to_the_call_that_left_it_out(tmp_path):
+    """``Net`` takes its device as a keyword-only argument and passes it on by keyword; the
+    script builds ``Net`` without it."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self, size, *, device="cpu"):
+                super().__init__()
+                self.device = device
+                self.emb = nn.Embedding(8, size)
+
+            def forward(self, n):
+                positions = torch.arange(n, device=self.device)
+                return self.emb(positions)
+
+
+        class Net(nn.Module):
+            def __init__(self, size, *, device="cpu"):
+                super().__init__()
+                self.encoder = Encoder(size, device=device)
+
+            def forward(self, n):
+                return self.encoder(n)
+
+
+        model = Net(4).to("cuda")
+        model(3)
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("positions", "device-argument-omitted")
+    assert d["culprit"]["made_at"] == 'prog.py:26  model = Net(4).to("cuda")'
+
+
+def test_of_two_calls_building_the_object_the_one_that_ran_is_named(tmp_path):
+    """The script builds the model in ``main`` (without its device) and has a helper further
+    down, never called, that builds it right: the call that ran is the culprit, not the last
+    one in the file."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self, device="cpu"):
+                super().__init__()
+                self.device = device
+                self.emb = nn.Embedding(8, 4)
+
+            def forward(self, n):
+                positions = torch.arange(n).to(self.device)
+                return self.emb(positions)
+
+
+        def main():
+            model = Net().to("cuda")
+            return model(3)
+
+
+        def for_the_gpu():
+            return Net(device="cuda").to("cuda")
+
+
+        main()
+    ''')
+    assert d["culprit"]["kind"] == "device-argument-omitted"
+    assert d["culprit"]["made_at"] == 'prog.py:18  model = Net().to("cuda")'
