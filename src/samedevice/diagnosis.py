@@ -195,12 +195,18 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             callee = None
             continue
         operands = []
+        unread: list[tuple[str, ast.AST]] = []
         for role, node in diag.operand_nodes:
             ok, value = _lookup(node, frame)
             device = _device(value) if ok else ""
             if device:
                 operands.append({"expr": _text(node), "role": role, "device": device, "_value": value})
+            elif not ok:
+                unread.append((role, node))
         odd = _odd(operands, facts)
+        if not odd and unread:
+            operands += _passed_inline(unread, frame, exc.__traceback__, diag)
+            odd = _odd(operands, facts)
         culprit = diag.culprit
         if culprit is not None and odd and not any(o["expr"] == culprit.expr for o in odd) \
                 and any(o["expr"] == culprit.expr for o in operands):
@@ -249,6 +255,34 @@ def diagnosis_of(exc: BaseException) -> dict | None:
         return {**first, "culprit": fallback["culprit"], "open": "", "family": fallback["family"],
                 "family_title": fallback["family_title"], "family_page": fallback["family_page"]}
     return first
+
+
+def _passed_inline(unread: list[tuple[str, ast.AST]], frame: FrameType, tb: TracebackType | None,
+                   diag: Diagnosis) -> list[dict]:
+    """An operand written as an expression with no value to read (``self.emb(torch.arange(n))``)
+    is the argument the frames below received: of the CPU tensors in their locals, one the
+    simulated machine saw made on this statement's lines is that operand (the first operand
+    written as a call, when several were)."""
+    origins = sys.modules.get("samedevice.sim._origins")
+    calls = [(role, node) for role, node in unread if isinstance(node, ast.Call)]
+    if origins is None or not calls:
+        return []
+    while tb is not None and tb.tb_frame is not frame:
+        tb = tb.tb_next
+    path = frame.f_code.co_filename
+    seen: set[int] = set()
+    inner = tb.tb_next if tb is not None else None
+    while inner is not None:
+        for value in list(inner.tb_frame.f_locals.values()):
+            if id(value) in seen or not _is_tensor(value) or not value.is_cpu:
+                continue
+            seen.add(id(value))
+            site = origins.made_at(value)
+            if site is not None and site[0] == path and diag.line <= site[1] <= diag.end_line:
+                role, node = calls[0]
+                return [{"expr": _text(node), "role": role, "device": _device(value), "_value": value}]
+        inner = inner.tb_next
+    return []
 
 
 def _optimizer_record(exc: BaseException, frames: list[tuple[FrameType, int]], facts: dict,

@@ -262,3 +262,30 @@ def test_of_two_calls_building_the_object_the_one_that_ran_is_named(tmp_path):
     ''')
     assert d["culprit"]["kind"] == "device-argument-omitted"
     assert d["culprit"]["made_at"] == 'prog.py:18  model = Net().to("cuda")'
+
+
+def test_an_operand_written_as_a_call_is_read_from_the_frame_it_was_passed_into(tmp_path):
+    """``self.emb(torch.arange(n).to(self.device))``: the index has no name to read in the
+    failing frame; the embedding's frame received it, and the machine saw it made on this line."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self, device="cpu"):
+                super().__init__()
+                self.device = device
+                self.emb = nn.Embedding(8, 4)
+
+            def forward(self, n):
+                return self.emb(torch.arange(n).to(self.device))
+
+
+        Net().to("cuda")(3)
+    ''')
+    ops = {o["expr"]: o["device"] for o in d["operands"]}
+    assert ops == {"self.emb": "cuda:0", "torch.arange(n).to(self.device)": "cpu"}
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("torch.arange(n).to(self.device)",
+                                                            "device-argument-omitted")
+    assert d["culprit"]["made_at"] == 'prog.py:16  Net().to("cuda")(3)'
