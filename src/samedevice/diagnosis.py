@@ -614,6 +614,15 @@ def _as_data(made: Culprit, src: SourceFile, line: int, frames: list[tuple[Frame
     helper of the computation made by no factory the code names, is named where it came in.
     Either way the user reads the call that brought it in (``features = load_cora()``), where a
     device argument or a move belongs; the line inside stays in the chain."""
+    if made.kind == "factory-without-device" and not _running(src, line, frames) and _from_sizes(src, line):
+        # a helper the program called by name made it from sizes (a mask, weights, a hidden
+        # state: ``w = torch.zeros(T)`` in ``recall_weights``): it is no data read from
+        # anywhere, and its factory is where the device belongs
+        entry = _entry_call(src, line, frames)
+        fn = function_at(src, line)
+        if entry is not None and fn is not None and entry[2] == getattr(fn, "name", None):
+            made.chain.append(f"made from sizes inside `{entry[2]}`, called at {entry[0]}")
+            return made
     if made.kind in ("factory-without-device", "made-on-cpu", "transfer-to-cpu") and not _running(src, line, frames):
         family, why, fix = KINDS["input-not-moved"]
         made.kind, made.family, made.why, made.fix = "input-not-moved", family, why, fix
@@ -625,6 +634,23 @@ def _as_data(made: Culprit, src: SourceFile, line: int, frames: list[tuple[Frame
         made.chain.append(f"made inside `{entry[2]}` at {made.made_at.partition('  ')[0]}, called at {entry[0]}")
         made.made_at = entry[0] + "  " + entry[1]
     return made
+
+
+# factories that make a tensor from sizes alone, as opposed to converting data (torch.tensor(x),
+# from_numpy): what they make is state the code builds, not input it was given
+_FROM_SIZES = frozenset({"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye",
+                         "rand", "randn", "randint", "randperm", "empty_strided", "tril_indices",
+                         "triu_indices"})
+
+
+def _from_sizes(src: SourceFile, line: int) -> bool:
+    """Does the statement at ``line`` make its tensor with a ``torch.<factory>`` from sizes?"""
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            q = src.qual(node.func) or ""
+            if q.startswith("torch.") and q.count(".") == 1 and q[len("torch."):] in _FROM_SIZES:
+                return True
+    return False
 
 
 def _running(src: SourceFile, line: int, frames: list[tuple[FrameType, int]]) -> bool:

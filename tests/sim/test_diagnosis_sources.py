@@ -289,3 +289,34 @@ def test_an_operand_written_as_a_call_is_read_from_the_frame_it_was_passed_into(
     assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("torch.arange(n).to(self.device)",
                                                             "device-argument-omitted")
     assert d["culprit"]["made_at"] == 'prog.py:16  Net().to("cuda")(3)'
+
+
+def test_a_helper_that_made_the_value_from_sizes_is_named_at_its_factory(tmp_path):
+    """``recall_weights`` (in a package the script reaches through ``sys.path``, as TCN's
+    scripts do, so the code alone does not follow it) builds its weights with ``torch.zeros(n)``:
+    no data the program read, so the device belongs to that factory, not to the call that
+    brought the weights in (as it does for a loader's data, above)."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "helpers.py").write_text(textwrap.dedent('''
+        import torch
+
+
+        def recall_weights(n):
+            w = torch.zeros(n)
+            w[-2:] = 1.0
+            return w
+    '''))
+    (tmp_path / "app").mkdir()
+    d = diagnose(tmp_path / "app", '''
+        import sys
+        import torch
+        sys.path.append("..")
+        from lib.helpers import recall_weights
+
+        weights = recall_weights(6)
+        loss = torch.rand(6, device="cuda")
+        print((loss * weights).sum())
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("weights", "factory-without-device")
+    assert d["culprit"]["made_at"].endswith("helpers.py:6  w = torch.zeros(n)")
