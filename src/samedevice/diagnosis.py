@@ -507,7 +507,10 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
                                  bound=_bound_in(frame))
         return None
     outer, name, model, where = root
-    if any(not d.startswith("cpu") for d in _devices(model)):
+    # the wrong side: the CPU, or under two GPUs the one off the rank's device (a model restored
+    # onto the GPU that saved it)
+    wrong = odd["device"]
+    if any(d != wrong for d in _devices(model)):
         made = None
         path = next((n for n, m in model.named_modules() if m is module), "")
         # the outermost part of the path that is wholly on the CPU is what was added late
@@ -516,7 +519,7 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
         added, attr = module, parts[-1] if parts else ""
         for i in range(1, len(parts) + 1):
             sub = model.get_submodule(".".join(parts[:i]))
-            if _devices(sub) and all(d.startswith("cpu") for d in _devices(sub)):
+            if _devices(sub) and all(d == wrong for d in _devices(sub)):
                 added, attr = sub, parts[i - 1]
                 break
         if attr and not attr.isdigit():
@@ -550,9 +553,13 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
             if earlier is None or earlier.lineno >= found.lineno:
                 break
             found = earlier
+        if found is not None:
+            found = _built_as(outer, found, name, type(model))
         made = f"{_short(outer.path)}:{found.lineno}  {outer.lines[found.lineno - 1].strip()}" if found is not None else None
         kind = "model-not-moved"
-        why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on the CPU"
+        why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on {wrong}"
+        if not wrong.startswith("cpu") and found is not None and _loads_without_map_location(outer, found):
+            kind = "torch-load-no-map-location"  # restored onto the GPU that saved it
         back = _moved_back(outer, aliases)
         if back is not None and back.lineno > where and function_at(outer, back.lineno) is function_at(outer, where) \
                 and not _in_one_loop(outer, where, back.lineno):
@@ -1000,6 +1007,41 @@ def _root_model(module: Any, frame: FrameType) -> tuple[SourceFile, str, Any, in
                         best = (size, depth, src, shown, candidate, f.f_lineno)
         f = f.f_back
     return None if best is None else best[2:]
+
+
+def _built_as(src: SourceFile, found: ast.AST, name: str, cls: type) -> ast.AST:
+    """Of two bindings of ``name`` in the two branches of one ``if`` (``model = A(...)`` /
+    ``else: model = B(...)``), the one whose call builds the live model's class: the last one
+    by line is the branch that did not run. ``found`` otherwise."""
+    value = getattr(found, "value", None)
+    if not isinstance(value, ast.Call) or call_name(value) == cls.__name__:
+        return found
+    b: ast.AST | None = found
+    for _ in range(8):
+        b = binding_of(src, b.lineno, name) if b is not None else None
+        if b is None:
+            break
+        v = getattr(b, "value", None)
+        if isinstance(v, ast.Call) and call_name(v) == cls.__name__ and _other_branches(src, found, b):
+            return b
+    return found
+
+
+def _other_branches(src: SourceFile, a: ast.AST, b: ast.AST) -> bool:
+    """Are ``a`` and ``b`` in the two branches of one ``if`` (never both run)?"""
+    def inside(block: list[ast.stmt], n: ast.AST) -> bool:
+        return bool(block) and block[0].lineno <= n.lineno <= (block[-1].end_lineno or block[-1].lineno)
+
+    return any(isinstance(n, ast.If) and ((inside(n.body, a) and inside(n.orelse, b))
+                                          or (inside(n.body, b) and inside(n.orelse, a)))
+               for n in ast.walk(src.tree))
+
+
+def _loads_without_map_location(src: SourceFile, stmt: ast.AST) -> bool:
+    """Is ``stmt``'s value a ``torch.load(...)`` that says nothing of where to restore?"""
+    value = getattr(stmt, "value", None)
+    return isinstance(value, ast.Call) and (src.qual(value.func) or "") == "torch.load" \
+        and kwarg(value, "map_location") is None and len(value.args) < 2
 
 
 def _constructor_call(cls: type, frame: FrameType) -> str | None:

@@ -320,3 +320,72 @@ def test_a_helper_that_made_the_value_from_sizes_is_named_at_its_factory(tmp_pat
     ''')
     assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("weights", "factory-without-device")
     assert d["culprit"]["made_at"].endswith("helpers.py:6  w = torch.zeros(n)")
+
+
+def test_of_a_model_built_in_either_branch_of_an_if_the_branch_that_built_it_is_named(tmp_path):
+    """``model = Transformer(...)`` if one flag, else ``model = Recurrent(...)``: the live model is
+    a ``Transformer``, so its branch is where it was built (the last binding by line is the other)."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Transformer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(8, 4)
+
+            def forward(self, x):
+                return self.emb(x)
+
+
+        class Recurrent(Transformer):
+            pass
+
+
+        kind = "transformer"
+        if kind == "transformer":
+            model = Transformer()
+        else:
+            model = Recurrent()
+        model(torch.arange(3, device="cuda"))
+    ''')
+    assert d["culprit"]["kind"] == "model-not-moved"
+    assert d["culprit"]["made_at"] == "prog.py:21  model = Transformer()"
+
+
+def test_a_model_restored_onto_the_gpu_that_saved_it_is_named_at_its_torch_load(tmp_path):
+    """Saved from cuda:0, loaded without ``map_location`` by a process whose device is cuda:1:
+    the model is back on cuda:0 and meets cuda:1's input (as each DDP rank but the first does)."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.Sequential(nn.Linear(2, 2))
+
+            def forward(self, x):
+                return self.layers(x)
+
+
+        torch.save(Net().to("cuda:0"), "model.pth")
+
+
+        def accuracy(model, x):
+            return model(x).argmax()
+
+
+        rank = 1
+        torch.cuda.set_device(rank)
+        model = torch.load("model.pth", weights_only=False)
+        accuracy(model, torch.ones(1, 2).to(rank))
+    '''))
+    r = subprocess.run([sys.executable, "-m", "samedevice", "run", "--gpus", "2", "--diagnosis-json", "d.json",
+                        "prog.py"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 1, r.stderr
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert d["template"] == "T12"
+    assert d["culprit"]["kind"] == "torch-load-no-map-location"
+    assert d["culprit"]["made_at"] == 'prog.py:23  model = torch.load("model.pth", weights_only=False)'
