@@ -370,7 +370,8 @@ def test_a_model_restored_onto_the_gpu_that_saved_it_is_named_at_its_torch_load(
                 return self.layers(x)
 
 
-        torch.save(Net().to("cuda:0"), "model.pth")
+        model = Net().to("cuda:0")  # an earlier binding of the name, by another call: not this one
+        torch.save(model, "model.pth")
 
 
         def accuracy(model, x):
@@ -388,4 +389,4 @@ def test_a_model_restored_onto_the_gpu_that_saved_it_is_named_at_its_torch_load(
     d = json.loads((tmp_path / "d.json").read_text())
     assert d["template"] == "T12"
     assert d["culprit"]["kind"] == "torch-load-no-map-location"
-    assert d["culprit"]["made_at"] == 'prog.py:23  model = torch.load("model.pth", weights_only=False)'
+    assert d["culprit"]["made_at"] == 'prog.py:24  model = torch.load("model.pth", weights_only=False)'
