@@ -19,7 +19,7 @@ import linecache
 import os
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -212,13 +212,13 @@ def diagnosis_of(exc: BaseException) -> dict | None:
                 and any(o["expr"] == culprit.expr for o in operands):
             culprit = None  # the static origin is of an operand the live program has on the right device
         if culprit is None and odd:
-            culprit = _live_culprit(odd[0], frame, src, diag, project)
+            culprit = _live_culprit(odd[0], frame, src, diag, project, frames)
         if culprit is None and odd and odd[0]["role"] == "generator":
             culprit = _generator_culprit(odd[0], src, diag)
         if odd:
             seen = _seen_made(odd, culprit, facts, project, frames)
             if seen is not None:
-                seen = _device_argument(seen, frames) or seen
+                seen = _device_argument(seen, frames) or _moved_to_cpu_device(seen, odd, frames) or seen
             if culprit is None and seen is not None and (diag.parameters or passed_on is not None):
                 # the operand was passed in: the callers' code may still say where it was left
                 # unmoved (a batch whose sibling was moved); the live origin is the answer else
@@ -227,7 +227,7 @@ def diagnosis_of(exc: BaseException) -> dict | None:
             else:
                 culprit = seen
         if culprit is not None:
-            culprit = _device_argument(culprit, frames) or culprit
+            culprit = _device_argument(culprit, frames) or _moved_to_cpu_device(culprit, odd, frames) or culprit
         if culprit is not None and via_caller and inner_ops:
             # the user reads the failing statement: name its operand, say what the caller passed
             inner = next((o for o in inner_ops if o["role"] == culprit.role), None) or inner_ops[0]
@@ -444,7 +444,7 @@ def _current_device() -> str | None:
 
 
 def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
-                  project: Project) -> Culprit | None:
+                  project: Project, frames: Sequence[tuple[FrameType, int]] = ()) -> Culprit | None:
     """What the live objects say of an operand on the CPU that the code alone did not decide."""
     expr = odd["expr"]
     value = odd["_value"]
@@ -457,7 +457,7 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
                              bound=_bound_in(frame))
     holder, attr = _holder(node, frame)
     if getattr(value, "_parameters", None) is not None:  # a module on the CPU
-        return _module_culprit(odd, value, frame, src, diag, project)
+        return _module_culprit(odd, value, frame, src, diag, project, frames)
     if holder is None or attr is None:
         return None
     registered = getattr(holder, "_parameters", None), getattr(holder, "_buffers", None)
@@ -465,7 +465,7 @@ def _live_culprit(odd: dict, frame: FrameType, src: SourceFile, diag: Diagnosis,
     if is_module and any(value is t for d in registered if d for t in d.values()):
         # a registered tensor of a module left on the CPU: the module was made after the move,
         # or never moved
-        return _module_culprit(odd, holder, frame, src, diag, project)
+        return _module_culprit(odd, holder, frame, src, diag, project, frames)
     made = _assignment(type(holder), attr)
     if made is None:
         return None
@@ -496,10 +496,10 @@ def _generator_culprit(odd: dict, src: SourceFile, diag: Diagnosis) -> Culprit |
 
 
 def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, diag: Diagnosis,
-                    project: Project) -> Culprit | None:
+                    project: Project, frames: Sequence[tuple[FrameType, int]] = ()) -> Culprit | None:
     """A layer on the CPU: added after its model moved (the model is on the GPU), or a model
     never moved at all (the whole model is on the CPU)."""
-    root = _root_model(module, frame)
+    root = _root_model(module, frame, frames)
     if root is None:
         node = _parse_expr(odd["expr"])
         if isinstance(node, ast.Name):
@@ -558,6 +558,11 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
         made = f"{_short(outer.path)}:{found.lineno}  {outer.lines[found.lineno - 1].strip()}" if found is not None else None
         kind = "model-not-moved"
         why_live = f"`{name}` (which holds `{odd['expr']}`) has all its parameters on {wrong}"
+        listed = _plain_container(found, model, frame)
+        if listed is not None:
+            # for gcl in self.gcls: the layer comes from a plain list its model's .to() never saw
+            made, kind = listed[1], "modules-in-plain-list"
+            why_live = f"`{name}` comes from `self.{listed[0]}`, a plain {type(listed[2]).__name__} of layers"
         if not wrong.startswith("cpu") and found is not None and _loads_without_map_location(outer, found):
             kind = "torch-load-no-map-location"  # restored onto the GPU that saved it
         back = _moved_back(outer, aliases)
@@ -569,6 +574,12 @@ def _module_culprit(odd: dict, module: Any, frame: FrameType, src: SourceFile, d
             # it to the CPU and nothing moved it back
             made, kind = f"{_short(outer.path)}:{back.lineno}  {_statement_text(outer, back.lineno)}", "model-moved-to-cpu"
             why_live += f"; `{_text(back.func.value)}.{back.func.attr}(...)` at line {back.lineno} moved it there"
+        assigned = _assigned_state(outer, aliases, where)
+        if back is None and assigned is not None:
+            # load_state_dict(..., assign=True) puts the checkpoint's own tensors in the model:
+            # restored onto the CPU, they replace the moved parameters
+            made, kind = f"{_short(outer.path)}:{assigned.lineno}  {_statement_text(outer, assigned.lineno)}", "restored-on-cpu"
+            why_live += f"; `load_state_dict(..., assign=True)` at line {assigned.lineno} replaced its parameters with the checkpoint's"
     if made is None:
         return None
     family, why, fix = KINDS[kind]
@@ -621,6 +632,13 @@ def _as_data(made: Culprit, src: SourceFile, line: int, frames: list[tuple[Frame
     helper of the computation made by no factory the code names, is named where it came in.
     Either way the user reads the call that brought it in (``features = load_cora()``), where a
     device argument or a move belongs; the line inside stays in the chain."""
+    stored = _stored_on_self(src, line)
+    if stored is not None and made.kind in ("factory-without-device", "made-on-cpu"):
+        # ``self.pos_ids = torch.arange(n)`` in ``__init__``: the object's own state, which its
+        # ``.to()`` does not move (a plain attribute), not data the program was given
+        family, why, fix = KINDS[stored]
+        made.kind, made.family, made.why, made.fix = stored, family, why, fix
+        return made
     if made.kind == "factory-without-device" and not _running(src, line, frames) and _from_sizes(src, line):
         # a helper the program called by name made it from sizes (a mask, weights, a hidden
         # state: ``w = torch.zeros(T)`` in ``recall_weights``): it is no data read from
@@ -641,6 +659,26 @@ def _as_data(made: Culprit, src: SourceFile, line: int, frames: list[tuple[Frame
         made.chain.append(f"made inside `{entry[2]}` at {made.made_at.partition('  ')[0]}, called at {entry[0]}")
         made.made_at = entry[0] + "  " + entry[1]
     return made
+
+
+def _stored_on_self(src: SourceFile, line: int) -> str | None:
+    """The kind of a value the statement at ``line`` stores as ``self.<attr> = ...`` in a method:
+    a plain tensor attribute of a module (a class whose bases name ``Module``), else an
+    attribute of a helper object; None for any other statement."""
+    for klass in (n for n in ast.walk(src.tree) if isinstance(n, ast.ClassDef)):
+        if not klass.lineno <= line <= (klass.end_lineno or klass.lineno):
+            continue
+        for fn in klass.body:
+            if not isinstance(fn, ast.FunctionDef) or not fn.lineno <= line <= (fn.end_lineno or fn.lineno):
+                continue
+            for stmt in ast.walk(fn):
+                if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.lineno == line:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                           for t in targets):
+                        module = any("Module" in (_text(b) or "") for b in klass.bases)
+                        return "plain-tensor-attribute" if module else "helper-object-attribute"
+    return None
 
 
 # factories that make a tensor from sizes alone, as opposed to converting data (torch.tensor(x),
@@ -753,6 +791,47 @@ def _device_argument(c: Culprit, frames: list[tuple[FrameType, int]]) -> Culprit
         chain.append(f"`{name}(...)` at {at} passes `{_text(passed)}` as `{param}`")
         return Culprit(expr=c.expr, role=c.role, made_at=f"{at}  {_statement_text(call_src, call.lineno)}",
                        kind="cpu-device-string", family=family, why=why, fix=fix, chain=[*c.chain, *chain])
+    return None
+
+
+def _moved_to_cpu_device(c: Culprit, odd: list[dict], frames: list[tuple[FrameType, int]]) -> Culprit | None:
+    """Data named as never moved, that the code did move -- to a device that holds the CPU:
+    ``source = source.to(self.device)`` with ``self.device`` read from the model before the
+    model moved. The culprit is where that device was set."""
+    if c.kind != "input-not-moved" or not odd:
+        return None
+    value = odd[0].get("_value")
+    for f, n in reversed(frames):
+        src = _source(f.f_code.co_filename)
+        fn = function_at(src, n) if src is not None else None
+        if fn is None:
+            continue
+        for stmt in _own_statements(fn):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                    and stmt.value.func.attr == "to" and stmt.lineno < n):
+                continue
+            target = stmt.value.args[0] if stmt.value.args else kwarg(stmt.value, "device")
+            if target is None or f.f_locals.get(stmt.targets[0].id) is not value:
+                continue
+            ok, dev = _lookup(target, f)
+            if not ok or not str(dev).startswith("cpu"):
+                continue
+            made = None
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                owner = f.f_locals.get("self")
+                made = _assignment(type(owner), target.attr) if owner is not None else None
+            elif isinstance(target, ast.Name):
+                bound = binding_of(src, stmt.lineno, target.id)
+                if bound is not None:
+                    made = f"{_short(src.path)}:{bound.lineno}  {_statement_text(src, bound.lineno)}"
+            if made is None:
+                return None
+            kind = "device-read-before-move" if ".parameters()" in made and ".device" in made else "cpu-device-string"
+            family, why, fix = KINDS[kind]
+            return Culprit(expr=c.expr, role=c.role, made_at=made, kind=kind, family=family, why=why, fix=fix,
+                           chain=[*c.chain, f"`{_text(stmt)}` at {_short(src.path)}:{stmt.lineno} moved it to "
+                                            f"`{_text(target)}`, which is {str(dev)!r}"])
     return None
 
 
@@ -956,9 +1035,47 @@ def _moved_back(src: SourceFile, names: list[str]) -> ast.Call | None:
                 moved_to_device = True
         elif n.func.attr == "cuda":
             moved_to_device = True
+    # model = Net(...).to(device): the move is on the call the name is bound to
+    moved_to_device = moved_to_device or any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in n.targets)
+        and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+        and (n.value.func.attr == "cuda" or (n.value.func.attr == "to" and n.value.args and not (
+            isinstance(n.value.args[0], ast.Constant) and n.value.args[0].value == "cpu")))
+        for n in ast.walk(src.tree))
     if not moved_back or not moved_to_device:
         return None
     return max(moved_back, key=lambda c: c.lineno)
+
+
+def _plain_container(found: ast.AST | None, model: Any, frame: FrameType) -> tuple[str, str, Any] | None:
+    """When ``found`` is ``for <name> in self.<attr>:`` over a plain list, tuple or dict of a
+    running frame's ``self`` that holds ``model``: (attr, where ``self.<attr>`` was assigned, the
+    container)."""
+    if not (isinstance(found, ast.For) and isinstance(found.iter, ast.Attribute)
+            and isinstance(found.iter.value, ast.Name) and found.iter.value.id == "self"):
+        return None
+    attr = found.iter.attr
+    f: FrameType | None = frame
+    while f is not None:
+        owner = f.f_locals.get("self") if f.f_code.co_name != "<module>" else None
+        container = getattr(owner, "__dict__", {}).get(attr) if owner is not None else None
+        if isinstance(container, list | tuple | dict):
+            items = container.values() if isinstance(container, dict) else container
+            if any(item is model for item in items):
+                made = _assignment(type(owner), attr)
+                return (attr, made, container) if made is not None else None
+        f = f.f_back
+    return None
+
+
+def _assigned_state(src: SourceFile, names: list[str], where: int) -> ast.Call | None:
+    """The last ``<name>.load_state_dict(..., assign=True)`` before ``where`` (it ran)."""
+    found = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "load_state_dict" and isinstance(n.func.value, ast.Name)
+             and n.func.value.id in names and n.lineno <= where
+             and any(k.arg == "assign" and isinstance(k.value, ast.Constant) and k.value.value is True
+                     for k in n.keywords)]
+    return max(found, key=lambda c: c.lineno) if found else None
 
 
 def _parse_expr(expr: str) -> ast.AST | None:
@@ -975,11 +1092,14 @@ def _devices(module: Any) -> set[str]:
         return set()
 
 
-def _root_model(module: Any, frame: FrameType) -> tuple[SourceFile, str, Any, int] | None:
+def _root_model(module: Any, frame: FrameType, frames: Sequence[tuple[FrameType, int]] = ()
+                ) -> tuple[SourceFile, str, Any, int] | None:
     """The model that holds ``module``, as the program names it: the largest module among the
     variables of its frames (and their attributes: ``self.model``) that contains it, the
     outermost frame first: (its file, its name -- ``model`` or ``.model`` for an attribute --,
-    the model, the frame's line)."""
+    the model, the frame's line: the traceback's, since a frame the error passed through an
+    ``except`` clause of reports that clause's line)."""
+    tb_line = {id(f): n for f, n in frames}
     best: tuple[int, int, SourceFile, str, Any, int] | None = None
     depth = 0
     f: FrameType | None = frame
@@ -1004,7 +1124,7 @@ def _root_model(module: Any, frame: FrameType) -> tuple[SourceFile, str, Any, in
                     except Exception:
                         continue
                     if holds and (best is None or (size, depth) >= (best[0], best[1])):
-                        best = (size, depth, src, shown, candidate, f.f_lineno)
+                        best = (size, depth, src, shown, candidate, tb_line.get(id(f), f.f_lineno))
         f = f.f_back
     return None if best is None else best[2:]
 

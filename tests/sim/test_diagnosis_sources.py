@@ -390,3 +390,125 @@ def test_a_model_restored_onto_the_gpu_that_saved_it_is_named_at_its_torch_load(
     assert d["template"] == "T12"
     assert d["culprit"]["kind"] == "torch-load-no-map-location"
     assert d["culprit"]["made_at"] == 'prog.py:24  model = torch.load("model.pth", weights_only=False)'
+
+
+def test_a_model_moved_to_the_cpu_to_save_it_is_named_there_through_the_tracebacks_line(tmp_path):
+    """``torch.save(model.to("cpu"), f)`` at the end of each epoch moves the model itself. The
+    epoch loop is in a ``try`` whose ``except`` the error passed through: that frame's line is
+    the ``except`` clause, the traceback's is the call."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(2, 2)).to("cuda")
+
+
+        def train():
+            return model(torch.ones(1, 2, device="cuda"))
+
+
+        try:
+            for epoch in range(2):
+                train()
+                torch.save(model.to("cpu"), "model.pth")
+        except KeyboardInterrupt:
+            pass
+    ''')
+    assert d["culprit"]["kind"] == "model-moved-to-cpu"
+    assert d["culprit"]["made_at"] == 'prog.py:15  torch.save(model.to("cpu"), "model.pth")'
+
+
+def test_a_cpu_checkpoint_loaded_with_assign_replaces_the_moved_parameters(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(2, 2))
+        torch.save(model.state_dict(), "model.pth")
+        model.to("cuda")
+        model.load_state_dict(torch.load("model.pth", map_location="cpu"), assign=True)
+        model(torch.ones(1, 2, device="cuda"))
+    ''')
+    assert (d["culprit"]["kind"], d["family"]) == ("restored-on-cpu", "F7")
+    assert d["culprit"]["made_at"].startswith("prog.py:8  model.load_state_dict(")
+
+
+def test_a_tensor_an_init_stored_on_self_is_a_plain_attribute_not_data(tmp_path):
+    """``self.pos_ids = torch.arange(n)`` in ``__init__``, sliced in ``forward`` into a local:
+    the module's own state, which ``.to()`` did not move, not data the call that built the
+    model brought in."""
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(8, 4)
+                self.pos_ids = torch.arange(8)
+
+            def forward(self, n, use_cache=True):
+                if use_cache:
+                    pos_ids = self.pos_ids[:n]
+                else:
+                    pos_ids = torch.arange(n, device=self.emb.weight.device)
+                return self.emb(pos_ids)
+
+
+        model = Net().to("cuda")
+        model(3)
+    ''')
+    assert (d["culprit"]["expr"], d["culprit"]["kind"]) == ("pos_ids", "plain-tensor-attribute")
+    assert d["culprit"]["made_at"] == "prog.py:10  self.pos_ids = torch.arange(8)"
+
+
+def test_layers_iterated_from_a_plain_list_are_named_where_the_list_was_made(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = nn.Linear(2, 2)
+                self.blocks = [nn.Sequential(nn.Linear(2, 2)) for _ in range(2)]
+
+            def forward(self, x):
+                x = self.first(x)
+                for block in self.blocks:
+                    x = block(x)
+                return x
+
+
+        Net().to("cuda")(torch.ones(1, 2, device="cuda"))
+    ''')
+    assert d["culprit"]["kind"] == "modules-in-plain-list"
+    assert d["culprit"]["made_at"] == "prog.py:10  self.blocks = [nn.Sequential(nn.Linear(2, 2)) for _ in range(2)]"
+
+
+def test_a_batch_moved_to_a_device_read_from_the_model_before_its_move_is_named_at_that_read(tmp_path):
+    d = diagnose(tmp_path, '''
+        import torch
+        from torch import nn
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.device = next(model.parameters()).device
+                self.model = model.to("cuda")
+
+            def step(self, x):
+                return self.model(x)
+
+            def epoch(self, batches):
+                for x in batches:
+                    x = x.to(self.device)
+                    self.step(x)
+
+
+        Trainer(nn.Linear(2, 2)).epoch([torch.ones(1, 2)])
+    ''')
+    assert (d["culprit"]["kind"], d["family"]) == ("device-read-before-move", "F3")
+    assert d["culprit"]["made_at"] == "prog.py:8  self.device = next(model.parameters()).device"

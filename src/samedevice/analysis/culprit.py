@@ -221,6 +221,11 @@ KINDS: dict[str, tuple[str, str, str]] = {
         "F3", "the object that made the value places it on the device it was built with, and it "
               "was built without its device argument: the default (the CPU) was used",
         "pass the device when building it: `<param>=device`"),
+    "device-read-before-move": (
+        "F3", "the value was moved to a device read from the model (`next(model.parameters()).device`) "
+              "before the model itself was moved: that device is the CPU",
+        "read the device after moving the model, or keep one device for both: `device = "
+        "torch.device(...)`, then `model.to(device)` and `x.to(device)`"),
     "made-on-cpu": (
         "F4", "the running program made this tensor on the CPU at that line, and nothing moved it "
               "to the accelerator before it met the other operand",
