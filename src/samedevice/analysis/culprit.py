@@ -242,7 +242,7 @@ KIND_RANK = {
     "numpy-on-accelerator": 1, "transfer-to-cpu": 4, "cpu-device-string": 3,
     "factory-without-device": 4, "input-not-moved": 5, "model-not-moved": 5, "loss-weight-on-cpu": 3,
     "optimizer-state-restored-before-move": 1, "hardcoded-device-index": 1, "made-on-cpu": 5,
-    "device-argument-omitted": 3, "model-moved-to-cpu": 2,
+    "device-argument-omitted": 3, "model-moved-to-cpu": 2, "device-read-before-move": 2,
     "move-result-discarded": 1, "generator-on-other-device": 1,
 }
 
