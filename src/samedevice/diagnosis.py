@@ -40,6 +40,7 @@ from samedevice.analysis.culprit import (
 from samedevice.analysis.project import Project
 from samedevice.analysis.reading import library_path
 from samedevice.analysis.source import SourceFile, kwarg
+from samedevice.analysis.values import SIZE_FACTORIES
 
 # torch's containers: indexing them is a lookup, never the user's code
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
@@ -681,19 +682,12 @@ def _stored_on_self(src: SourceFile, line: int) -> str | None:
     return None
 
 
-# factories that make a tensor from sizes alone, as opposed to converting data (torch.tensor(x),
-# from_numpy): what they make is state the code builds, not input it was given
-_FROM_SIZES = frozenset({"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye",
-                         "rand", "randn", "randint", "randperm", "empty_strided", "tril_indices",
-                         "triu_indices"})
-
-
 def _from_sizes(src: SourceFile, line: int) -> bool:
     """Does the statement at ``line`` make its tensor with a ``torch.<factory>`` from sizes?"""
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
             q = src.qual(node.func) or ""
-            if q.startswith("torch.") and q.count(".") == 1 and q[len("torch."):] in _FROM_SIZES:
+            if q.startswith("torch.") and q.count(".") == 1 and q[len("torch."):] in SIZE_FACTORIES:
                 return True
     return False
 

@@ -38,6 +38,10 @@ FACTORIES = frozenset({
     "triu_indices", "empty_strided", "normal", "bartlett_window", "hann_window", "hamming_window",
     "blackman_window", "kaiser_window",
 })
+# the factories that convert data they are given (rather than make a tensor from sizes alone):
+# what they make is input the program read, not state the code builds
+DATA_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "normal"})
+SIZE_FACTORIES = FACTORIES - DATA_FACTORIES
 SCALAR_ATTRS = frozenset({
     "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names",
     "training", "is_leaf", "is_sparse", "is_quantized", "is_meta", "itemsize", "nbytes",
